@@ -1,0 +1,241 @@
+/*
+ * rmx.h — the public C API of rmx, a UCX-native one-sided communication engine.
+ *
+ * A program (or an embedding runtime) creates one context per process, allocates or registers
+ * windows collectively, then reads, writes and atomically updates the windows of other ranks
+ * without their involvement.  Completion follows the Fortran-coarray segment rules: a put is
+ * complete at its target by the end of the segment it was issued in (the next image-control
+ * call: rmx_sync_all, rmx_sync_images, rmx_sync_memory, rmx_win_lock, rmx_win_unlock).
+ *
+ * Conventions
+ *  - Every function returns RMX_OK (0) or a negative RMX_ERR_* code; rmx_strerror() explains it.
+ *    No function aborts the process on bad input; a call that fails its checks sends nothing.
+ *  - Ranks are 0 .. rmx_size()-1.  Displacements ("disp") are byte offsets into the target's window.
+ *  - Thread safety: a context and its windows belong to the thread that called rmx_init().
+ *    Calls from any other thread fail with RMX_ERR_THREAD (checked on every call).  Several
+ *    contexts may live in one process, each owned by one thread.
+ *  - Handles stay recognisable after release: a freed window or finalized context passed again
+ *    yields RMX_ERR_WIN / RMX_ERR_CTX rather than undefined behaviour (rmx keeps a few bytes of
+ *    tombstone per released handle for this).
+ */
+#ifndef RMX_H
+#define RMX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- status codes */
+enum {
+    RMX_OK              = 0,
+    RMX_ERR_ARG         = -1,  /* invalid argument: NULL buffer, bad length, bad descriptor     */
+    RMX_ERR_RANK        = -2,  /* target rank outside 0..size-1                                   */
+    RMX_ERR_RANGE       = -3,  /* disp+len beyond the target's window                             */
+    RMX_ERR_ALIGN       = -4,  /* atomic target not naturally aligned                             */
+    RMX_ERR_DATATYPE    = -5,  /* unknown datatype, or op undefined for it (bitwise on float)     */
+    RMX_ERR_OP          = -6,  /* unknown operation                                               */
+    RMX_ERR_EPOCH       = -7,  /* epoch misuse: nested epoch, unlock without lock                 */
+    RMX_ERR_WIN         = -8,  /* NULL, freed or foreign window handle                            */
+    RMX_ERR_CTX         = -9,  /* NULL or finalized context, or no context yet                    */
+    RMX_ERR_NOMEM       = -10, /* out of memory (host or registration)                            */
+    RMX_ERR_PEER        = -11, /* the peer failed or became unreachable                           */
+    RMX_ERR_TIMEOUT     = -12, /* an operation did not complete within the configured timeout     */
+    RMX_ERR_BOOTSTRAP   = -13, /* out-of-band exchange (PMIx / OOB callbacks) failed              */
+    RMX_ERR_TRANSPORT   = -14, /* UCX reported an error                                           */
+    RMX_ERR_UNSUPPORTED = -15, /* valid request this build cannot serve                           */
+    RMX_ERR_THREAD      = -16, /* called from a thread that does not own the context             */
+};
+
+/* A human-readable sentence for any value returned by rmx (never NULL). */
+const char *rmx_strerror(int err);
+
+/* ---------------------------------------------------------------- configuration */
+typedef struct rmx_ctx rmx_ctx_t;
+typedef struct rmx_win rmx_win_t;
+
+/*
+ * Out-of-band collectives supplied by an embedding runtime (the way UCC takes ucc_oob_coll_t).
+ * allgather: every rank contributes `len` bytes (same len everywhere); recvbuf receives
+ *            size*len bytes ordered by rank.  Return 0 on success.
+ * barrier:   returns 0 once every rank has entered it.
+ */
+typedef struct rmx_oob {
+    int (*allgather)(const void *sendbuf, void *recvbuf, size_t len, void *coll_ctx);
+    int (*barrier)(void *coll_ctx);
+    void *coll_ctx;
+    int rank;
+    int size;
+} rmx_oob_t;
+
+typedef enum {
+    RMX_BOOT_AUTO = 0, /* PMIx when launched by a PMIx launcher, otherwise single */
+    RMX_BOOT_PMIX,
+    RMX_BOOT_OOB,      /* use rmx_config_t.oob */
+    RMX_BOOT_SINGLE,   /* one process; every call works through UCX's self transport */
+} rmx_boot_kind_t;
+
+typedef enum {
+    RMX_BIND_ENV = 0,  /* take RMX_BIND from the environment (none when unset) */
+    RMX_BIND_NONE,
+    RMX_BIND_CORE,     /* one core per local rank */
+    RMX_BIND_NUMA,     /* the cores of one NUMA node per local rank */
+} rmx_bind_t;
+
+typedef struct rmx_config {
+    rmx_boot_kind_t bootstrap;
+    rmx_oob_t oob;              /* used when bootstrap == RMX_BOOT_OOB */
+    rmx_bind_t bind;
+    double peer_timeout_s;      /* how long a blocking call waits on a silent peer; 0: default 10 s */
+    size_t coalesce_max;        /* puts up to this size are combined per segment; 0: default       */
+    int coalesce_disable;       /* 1: never combine puts                                            */
+} rmx_config_t;
+
+/* Fill *cfg with the defaults (AUTO bootstrap, bind from env, 10 s timeout, coalescing on). */
+void rmx_config_init(rmx_config_t *cfg);
+
+/* ---------------------------------------------------------------- context */
+/* Create the context (collective over all ranks).  cfg NULL: defaults. */
+int rmx_init(const rmx_config_t *cfg, rmx_ctx_t **ctx);
+/* Complete all outstanding operations, free every window still open, release UCX. Collective. */
+int rmx_finalize(rmx_ctx_t *ctx);
+/* Rank / number of ranks; negative RMX_ERR_CTX for a bad context. */
+int rmx_rank(rmx_ctx_t *ctx);
+int rmx_size(rmx_ctx_t *ctx);
+
+/* Print cores, NUMA nodes, network devices and this process's binding (hwloc). */
+int rmx_topology_print(FILE *out);
+
+/* ---------------------------------------------------------------- windows */
+/* Collective.  Allocates len bytes (NUMA-local, UCP-mapped so shared-memory peers reach it with no
+ * target involvement), zero-filled; *base receives the local address.  len may be 0. */
+int rmx_win_allocate(rmx_ctx_t *ctx, size_t len, void **base, rmx_win_t **win);
+/* Collective.  Registers the caller's memory [base, base+len) as a window. */
+int rmx_win_create(rmx_ctx_t *ctx, void *base, size_t len, rmx_win_t **win);
+/* Collective.  Completes the window's outstanding operations and releases it; *win becomes NULL. */
+int rmx_win_free(rmx_win_t **win);
+/* Size in bytes of `rank`'s part of the window. */
+int rmx_win_size(rmx_win_t *win, int rank, size_t *len);
+
+/* ---------------------------------------------------------------- contiguous RMA */
+/* Write len bytes from src to [disp, disp+len) of target's window.  src is reusable on return;
+ * completion at the target is deferred to the end of the segment. */
+int rmx_put(rmx_win_t *win, const void *src, size_t len, int target, size_t disp);
+/* Read len bytes from target's window into dst.  Blocking: dst holds the data on return, and it
+ * reflects every put this rank issued earlier in the segment to overlapping bytes. */
+int rmx_get(rmx_win_t *win, void *dst, size_t len, int target, size_t disp);
+
+/* ---------------------------------------------------------------- subarrays */
+#define RMX_SUB_MAX_RANK 15
+
+typedef enum { RMX_ORDER_C = 0, RMX_ORDER_FORTRAN = 1 } rmx_order_t;
+
+typedef struct rmx_sub_dim {
+    size_t extent;  /* full extent of the array in this dimension (elements)   */
+    size_t first;   /* first index of the section, 0-based                      */
+    size_t count;   /* number of elements of the section in this dimension      */
+    size_t stride;  /* step between section elements (>= 1)                     */
+} rmx_sub_dim_t;
+
+/* An N-d section of an array.  dim[0] is the first index as written: in C order the last
+ * dimension varies fastest, in Fortran order the first one does. */
+typedef struct rmx_sub {
+    size_t elem_size;
+    int rank;                   /* 1 .. RMX_SUB_MAX_RANK */
+    rmx_order_t order;
+    rmx_sub_dim_t dim[RMX_SUB_MAX_RANK];
+} rmx_sub_t;
+
+/* src/dst point at the local array's first element; disp is the byte offset of the remote array's
+ * first element in target's window.  Both sections must hold the same number of elements of the
+ * same size; shapes may differ.  Elements are matched in element order. */
+int rmx_put_sub(rmx_win_t *win, const void *src, const rmx_sub_t *local,
+                int target, size_t disp, const rmx_sub_t *remote);
+int rmx_get_sub(rmx_win_t *win, void *dst, const rmx_sub_t *local,
+                int target, size_t disp, const rmx_sub_t *remote);
+
+/* ---------------------------------------------------------------- read-modify-write */
+typedef enum {
+    RMX_INT32 = 0, RMX_INT64, RMX_UINT32, RMX_UINT64, RMX_FLOAT, RMX_DOUBLE,
+    RMX_DTYPE_COUNT
+} rmx_dtype_t;
+
+/* One-operand ops: target = target OP operand. */
+typedef enum {
+    RMX_OP_INC = 0, /* operand ignored: target + 1 */
+    RMX_OP_PROD, RMX_OP_SUM,
+    RMX_OP_LAND, RMX_OP_LOR, RMX_OP_LXOR,   /* logical: nonzero is true, result 0/1 */
+    RMX_OP_BAND, RMX_OP_BOR, RMX_OP_BXOR,
+    RMX_OP_SWAP,                            /* target = operand */
+    RMX_OP_MIN, RMX_OP_MAX,
+    RMX_OP_NO_OP,                           /* atomic fetch; target unchanged */
+    RMX_OP_COUNT
+} rmx_rmw_op_t;
+
+/* Two-operand ops: operand = comparand or mask, operand2 = new value. */
+typedef enum {
+    RMX_OP2_COMP_SWAP = 0,  /* if (target == comparand) target = operand2             */
+    RMX_OP2_MASK_SWAP,      /* target = (target & ~mask) | (operand2 & mask)          */
+    RMX_OP2_COMP_SWAP_GT,   /* if (target >  comparand) target = operand2             */
+    RMX_OP2_COMP_SWAP_GE,
+    RMX_OP2_COMP_SWAP_LT,
+    RMX_OP2_COMP_SWAP_LE,
+    RMX_OP2_COMP_SWAP_NE,
+    RMX_OP2_COUNT
+} rmx_rmw2_op_t;
+
+/* assert flags of rmx_rmw/rmx_rmw2/rmx_win_lock */
+#define RMX_MODE_PASSIVE_EPOCH_IMPLICIT 0x1  /* exclusive lock(target); op; unlock(target)   */
+#define RMX_MODE_NOCHECK                0x2  /* with the above: take no lock                  */
+
+/* count elements of dt at disp of target: result[i] = old target[i]; target[i] updated.
+ * Each element is atomic on its own.  result may be NULL (no fetch). */
+int rmx_rmw(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt, void *result,
+            int target, size_t disp, int assert, rmx_rmw_op_t op);
+int rmx_rmw2(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
+             const void *operand2, void *result, int target, size_t disp, int assert,
+             rmx_rmw2_op_t op);
+
+/* ---------------------------------------------------------------- passive-target locks */
+typedef enum { RMX_LOCK_EXCLUSIVE = 1, RMX_LOCK_SHARED = 2 } rmx_lock_t;
+
+/* Begin an access epoch on target (image control: ends the segment).  Remote atomics only. */
+int rmx_win_lock(rmx_win_t *win, rmx_lock_t type, int target, int assert);
+/* Complete the epoch's operations at target, then release the lock. */
+int rmx_win_unlock(rmx_win_t *win, int target);
+
+/* ---------------------------------------------------------------- synchronization */
+/* Complete every outstanding operation of this rank, then barrier with all ranks. */
+int rmx_sync_all(rmx_ctx_t *ctx);
+/* Complete operations to the listed images, then wait until each of them has executed a matching
+ * rmx_sync_images naming this rank (Fortran SYNC IMAGES).  images NULL: all ranks (n ignored). */
+int rmx_sync_images(rmx_ctx_t *ctx, const int *images, int n);
+/* End the segment: every outstanding operation of this rank is complete at its target. */
+int rmx_sync_memory(rmx_ctx_t *ctx);
+
+/* ---------------------------------------------------------------- statistics */
+/* What rmx did, counted since init or the last rmx_stats_reset (this rank only). */
+typedef struct rmx_stats {
+    uint64_t puts, gets, atomics;          /* calls into rmx that moved data            */
+    uint64_t ucp_puts, ucp_gets, ucp_amos; /* UCP operations actually issued             */
+    uint64_t puts_coalesced;               /* rmx puts merged into another UCP put       */
+    uint64_t flushes_ep;                   /* ucp_ep_flush calls (one target each)       */
+    uint64_t flushes_worker;               /* ucp_worker_flush calls (all targets)       */
+    uint64_t fences;                       /* ucp_worker_fence calls                     */
+    uint64_t flow_waits;                   /* flushes forced by a flow dependency        */
+    uint64_t waits_avoided;                /* accesses that needed no wait (no overlap)  */
+    uint64_t cas_retries;                  /* failed CAS attempts in emulated atomics    */
+    uint64_t lock_retries;                 /* back-off rounds while a lock was contended */
+    uint64_t barriers;                     /* rmx_sync_all barriers completed            */
+} rmx_stats_t;
+
+int rmx_stats(rmx_ctx_t *ctx, rmx_stats_t *out);
+int rmx_stats_reset(rmx_ctx_t *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RMX_H */

@@ -1,0 +1,237 @@
+/*
+ * context.c — rmx_init / rmx_finalize: bootstrap, binding, the UCP worker, endpoints to every
+ * rank, and the control block that sync_all and sync_images count on.
+ *
+ * Released handles become tombstones (magic RMX_DEAD_MAGIC) that stay allocated for the life of
+ * the process, so a stale handle is reported as RMX_ERR_CTX / RMX_ERR_WIN instead of being a
+ * use-after-free.  They are a few hundred bytes each and stay reachable from `graveyard`.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+#include "../transports/topo.h"
+
+typedef struct tombstone {
+    struct tombstone *next;
+    void *handle;
+} tombstone_t;
+
+static tombstone_t *graveyard;
+
+void rmx_bury(void *handle, uint32_t *magic)
+{
+    *magic = RMX_DEAD_MAGIC;
+    tombstone_t *t = malloc(sizeof(*t));
+    if (t == NULL)
+        return; /* the handle merely becomes unreachable for leak checkers */
+    t->handle = handle;
+    t->next = graveyard;
+    graveyard = t;
+}
+
+void rmx_config_init(rmx_config_t *cfg)
+{
+    if (cfg == NULL)
+        return;
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->bootstrap = RMX_BOOT_AUTO;
+    cfg->bind = RMX_BIND_ENV;
+    cfg->peer_timeout_s = RMX_DEFAULT_TIMEOUT_S;
+    cfg->coalesce_max = RMX_DEFAULT_COALESCE_MAX;
+}
+
+int rmx_ctx_check(rmx_ctx_t *ctx)
+{
+    if (ctx == NULL || ctx->magic != RMX_CTX_MAGIC)
+        return RMX_ERR_CTX;
+    if (!pthread_equal(ctx->owner, pthread_self()))
+        return RMX_ERR_THREAD;
+    return RMX_OK;
+}
+
+int rmx_rank(rmx_ctx_t *ctx)
+{
+    int rc = rmx_ctx_check(ctx);
+    return rc != RMX_OK ? rc : ctx->rank;
+}
+
+int rmx_size(rmx_ctx_t *ctx)
+{
+    int rc = rmx_ctx_check(ctx);
+    return rc != RMX_OK ? rc : ctx->size;
+}
+
+static void on_peer_error(void *arg, ucp_ep_h ep, ucs_status_t status)
+{
+    (void)ep;
+    (void)status;
+    ((rmx_peer_t *)arg)->failed = 1;
+}
+
+static int open_bootstrap(rmx_ctx_t *ctx)
+{
+    switch (ctx->cfg.bootstrap) {
+    case RMX_BOOT_AUTO:
+        /* Launched by a PMIx launcher but unable to reach it: an error, not a silent single run
+         * (N singletons would each believe they are the whole job). */
+        if (rmx_boot_pmix_launched())
+            return rmx_boot_pmix_open(&ctx->boot);
+        return rmx_boot_single_open(&ctx->boot);
+    case RMX_BOOT_PMIX:
+        return rmx_boot_pmix_open(&ctx->boot);
+    case RMX_BOOT_OOB:
+        return rmx_boot_oob_open(&ctx->boot, &ctx->cfg.oob);
+    case RMX_BOOT_SINGLE:
+        return rmx_boot_single_open(&ctx->boot);
+    }
+    return RMX_ERR_ARG;
+}
+
+static int connect_peers(rmx_ctx_t *ctx)
+{
+    void *addr;
+    size_t len, stride;
+    void *all;
+    int rc = rmx_ucx_worker_address(&ctx->ucx, &addr, &len);
+    if (rc != RMX_OK)
+        return rc;
+    rc = rmx_exchange(ctx, addr, len, &all, &stride);
+    rmx_ucx_worker_address_release(&ctx->ucx, addr);
+    if (rc != RMX_OK)
+        return rc;
+    ctx->peers = calloc((size_t)ctx->size, sizeof(*ctx->peers));
+    if (ctx->peers == NULL) {
+        free(all);
+        return RMX_ERR_NOMEM;
+    }
+    for (int r = 0; r < ctx->size && rc == RMX_OK; r++) {
+        size_t plen;
+        const void *peer_addr = rmx_exchange_blob(all, stride, r, &plen);
+        rc = rmx_ucx_ep_create(&ctx->ucx, peer_addr, on_peer_error, &ctx->peers[r],
+                               &ctx->peers[r].ep);
+    }
+    free(all);
+    return rc;
+}
+
+static int create_control_block(rmx_ctx_t *ctx)
+{
+    ctx->ctrl_len = sizeof(rmx_ctrl_t) + (size_t)ctx->size * sizeof(uint64_t);
+    void *addr;
+    int rc = rmx_ucx_mem_map(&ctx->ucx, NULL, ctx->ctrl_len, &ctx->ctrl_memh, &addr);
+    if (rc != RMX_OK)
+        return rc;
+    ctx->ctrl = addr;
+    memset(ctx->ctrl, 0, ctx->ctrl_len);
+    ctx->ctrl_remote = calloc((size_t)ctx->size, sizeof(*ctx->ctrl_remote));
+    ctx->images_sent = calloc((size_t)ctx->size, sizeof(*ctx->images_sent));
+    if (ctx->ctrl_remote == NULL || ctx->images_sent == NULL)
+        return RMX_ERR_NOMEM;
+    return rmx_exchange_region(ctx, ctx->ctrl_memh, ctx->ctrl, ctx->ctrl_len, ctx->ctrl_remote);
+}
+
+/* Tear down whatever init got to; safe on a partly built context. */
+static void release_context(rmx_ctx_t *ctx, int boot_open)
+{
+    if (ctx->tracker != NULL)
+        rmx_tracker_destroy(ctx);
+    if (ctx->ctrl_remote != NULL)
+        rmx_remote_release(ctx, ctx->ctrl_remote);
+    free(ctx->ctrl_remote);
+    free(ctx->images_sent);
+    ctx->ctrl_remote = NULL;
+    ctx->images_sent = NULL;
+    if (ctx->peers != NULL) {
+        for (int r = 0; r < ctx->size; r++)
+            if (ctx->peers[r].ep != NULL)
+                rmx_ucx_ep_close(&ctx->ucx, ctx->peers[r].ep, !ctx->peers[r].failed);
+        /* Nobody may destroy its worker while a peer still flushes its endpoint to it. */
+        if (boot_open)
+            (void)ctx->boot.barrier(&ctx->boot);
+    }
+    free(ctx->peers);
+    ctx->peers = NULL;
+    if (ctx->ctrl_memh != NULL)
+        rmx_ucx_mem_unmap(&ctx->ucx, ctx->ctrl_memh);
+    ctx->ctrl_memh = NULL;
+    rmx_ucx_close(&ctx->ucx);
+    if (ctx->topo_held)
+        rmx_topo_release();
+    ctx->topo_held = 0;
+    if (boot_open)
+        ctx->boot.fini(&ctx->boot);
+}
+
+int rmx_init(const rmx_config_t *cfg, rmx_ctx_t **out)
+{
+    if (out == NULL)
+        return RMX_ERR_ARG;
+    *out = NULL;
+    rmx_ctx_t *ctx = calloc(1, sizeof(*ctx));
+    if (ctx == NULL)
+        return RMX_ERR_NOMEM;
+    if (cfg != NULL)
+        ctx->cfg = *cfg;
+    else
+        rmx_config_init(&ctx->cfg);
+    if (ctx->cfg.peer_timeout_s < 0 || ctx->cfg.bootstrap > RMX_BOOT_SINGLE ||
+        ctx->cfg.bind > RMX_BIND_NUMA) {
+        free(ctx);
+        return RMX_ERR_ARG;
+    }
+    if (ctx->cfg.peer_timeout_s == 0)
+        ctx->cfg.peer_timeout_s = RMX_DEFAULT_TIMEOUT_S;
+    if (ctx->cfg.coalesce_max == 0)
+        ctx->cfg.coalesce_max = RMX_DEFAULT_COALESCE_MAX;
+    ctx->owner = pthread_self();
+
+    int rc = open_bootstrap(ctx);
+    if (rc != RMX_OK) {
+        free(ctx);
+        return rc == RMX_ERR_ARG ? RMX_ERR_ARG : RMX_ERR_BOOTSTRAP;
+    }
+    ctx->rank = ctx->boot.rank;
+    ctx->size = ctx->boot.size;
+
+    rc = rmx_topo_acquire();
+    if (rc == RMX_OK) {
+        ctx->topo_held = 1;
+        rc = rmx_topo_bind(ctx->cfg.bind, ctx->boot.local_rank); /* before the worker exists */
+    }
+    if (rc == RMX_OK)
+        rc = rmx_ucx_open(&ctx->ucx, ctx->cfg.peer_timeout_s);
+    if (rc == RMX_OK)
+        rc = connect_peers(ctx);
+    if (rc == RMX_OK)
+        rc = create_control_block(ctx);
+    if (rc == RMX_OK)
+        rc = rmx_tracker_create(ctx);
+    /* Every control block is zeroed before anyone may bump a counter in it. */
+    if (rc == RMX_OK)
+        rc = ctx->boot.barrier(&ctx->boot);
+    if (rc != RMX_OK) {
+        release_context(ctx, 1);
+        free(ctx);
+        return rc;
+    }
+    ctx->magic = RMX_CTX_MAGIC;
+    *out = ctx;
+    return RMX_OK;
+}
+
+int rmx_finalize(rmx_ctx_t *ctx)
+{
+    int rc = rmx_ctx_check(ctx);
+    if (rc != RMX_OK)
+        return rc;
+    /* Every rank's operations complete, and every rank stops accessing, before memory goes. */
+    rc = rmx_sync_all(ctx);
+    while (ctx->wins != NULL) {
+        int rc2 = rmx_win_release(ctx->wins, 0);
+        if (rc == RMX_OK)
+            rc = rc2;
+    }
+    release_context(ctx, 1);
+    rmx_bury(ctx, &ctx->magic);
+    return rc;
+}

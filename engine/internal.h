@@ -1,0 +1,155 @@
+/*
+ * internal.h — the engine's shared state: the context, windows, and the checks every entry point
+ * runs before touching the wire.  Modules: context.c (init/finalize), exchange.c (variable-length
+ * allgather), window.c, rma.c (put/get), tracker.c (segments), sync.c (barrier, sync_images),
+ * rmw.c, lock.c, subarray.c, stats.c, errors.c.
+ */
+#ifndef RMX_INTERNAL_H
+#define RMX_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+#include "../api/rmx.h"
+#include "../transports/boot.h"
+#include "../transports/ucx.h"
+
+#define RMX_CTX_MAGIC  0x524d5843u /* "RMXC" */
+#define RMX_WIN_MAGIC  0x524d5857u /* "RMXW" */
+#define RMX_DEAD_MAGIC 0xdeadbeefu
+
+#define RMX_DEFAULT_TIMEOUT_S    10.0
+#define RMX_DEFAULT_COALESCE_MAX 4096
+
+/* Where a peer's memory is: the address there, its size, and our unpacked rkey for it. */
+typedef struct rmx_remote {
+    uint64_t addr;
+    size_t size;
+    ucp_rkey_h rkey;
+} rmx_remote_t;
+
+typedef struct rmx_peer {
+    ucp_ep_h ep;
+    int failed;             /* set by the endpoint error handler; later calls get RMX_ERR_PEER */
+} rmx_peer_t;
+
+/*
+ * The control block every rank exposes (UCP-allocated, one per context): counters that remote
+ * ranks bump with atomics so that sync_all and sync_images need no target-side activity.
+ */
+#define RMX_BARRIER_ROUNDS 32
+typedef struct rmx_ctrl {
+    uint64_t barrier[RMX_BARRIER_ROUNDS]; /* dissemination round k: notifications received   */
+    uint64_t images[];                    /* images[r]: sync_images notifications from rank r */
+} rmx_ctrl_t;
+
+struct rmx_tracker; /* engine/tracker.c */
+
+struct rmx_ctx {
+    uint32_t magic;
+    int rank, size;
+    pthread_t owner;
+    rmx_config_t cfg;
+    rmx_boot_t boot;
+    rmx_ucx_t ucx;
+    rmx_peer_t *peers;              /* [size] */
+
+    ucp_mem_h ctrl_memh;
+    rmx_ctrl_t *ctrl;               /* local control block */
+    size_t ctrl_len;
+    rmx_remote_t *ctrl_remote;      /* [size] */
+    uint64_t barrier_epoch;         /* sync_all calls completed */
+    uint64_t *images_sent;          /* [size] sync_images notifications sent to each rank */
+
+    struct rmx_win *wins;           /* open windows (finalize frees them) */
+    struct rmx_tracker *tracker;
+    rmx_stats_t stats;
+    int topo_held;
+};
+
+struct rmx_win {
+    uint32_t magic;
+    rmx_ctx_t *ctx;
+    struct rmx_win *next;           /* in ctx->wins */
+    void *base;
+    size_t size;
+    int allocated;                  /* 1: rmx owns the memory (rmx_win_allocate) */
+    ucp_mem_h memh;                 /* NULL for a zero-length window */
+    rmx_remote_t *remote;           /* [ctx->size] each rank's part */
+    /* lock.c: a lock word per rank, and what this rank holds at each target */
+    ucp_mem_h lock_memh;
+    uint64_t *lock_word;
+    rmx_remote_t *lock_remote;      /* [ctx->size] */
+    uint8_t *lock_held;             /* [ctx->size] 0, RMX_LOCK_EXCLUSIVE or RMX_LOCK_SHARED */
+};
+
+/* Mark a released handle dead and keep its memory, so later use is detected (context.c). */
+void rmx_bury(void *handle, uint32_t *magic);
+
+/* ---- validation, run by every entry point before anything is sent */
+int rmx_ctx_check(rmx_ctx_t *ctx);                /* context alive, caller owns it */
+static inline int rmx_win_check(rmx_win_t *win)
+{
+    if (win == NULL || win->magic != RMX_WIN_MAGIC)
+        return RMX_ERR_WIN;
+    return rmx_ctx_check(win->ctx);
+}
+
+/* Target rank, then [disp, disp+len) inside its window. */
+static inline int rmx_check_target(rmx_win_t *win, int target, size_t disp, size_t len)
+{
+    rmx_ctx_t *ctx = win->ctx;
+    if (target < 0 || target >= ctx->size)
+        return RMX_ERR_RANK;
+    if (ctx->peers[target].failed)
+        return RMX_ERR_PEER;
+    size_t size = win->remote[target].size;
+    if (disp > size || len > size - disp)
+        return RMX_ERR_RANGE;
+    return RMX_OK;
+}
+
+static inline ucp_ep_h rmx_ep(rmx_ctx_t *ctx, int target)
+{
+    return ctx->peers[target].ep;
+}
+
+/* ---- exchange.c: allgather of per-rank blobs of any length over the bootstrap */
+/* On success *all points to a buffer of size*(*stride) bytes: rank r's blob at r*(*stride),
+ * preceded by its length as a uint64_t.  Free with free(). */
+int rmx_exchange(rmx_ctx_t *ctx, const void *blob, size_t len, void **all, size_t *stride);
+static inline const void *rmx_exchange_blob(const void *all, size_t stride, int r, size_t *len)
+{
+    const char *p = (const char *)all + (size_t)r * stride;
+    uint64_t l;
+    memcpy(&l, p, sizeof(l));
+    *len = (size_t)l;
+    return p + sizeof(uint64_t);
+}
+
+/* Expose [addr, addr+len) of every rank (mapped with memh) to every other: fills remote[size]. */
+int rmx_exchange_region(rmx_ctx_t *ctx, ucp_mem_h memh, void *addr, size_t len,
+                        rmx_remote_t *remote);
+void rmx_remote_release(rmx_ctx_t *ctx, rmx_remote_t *remote);
+
+/* ---- tracker.c: segment bookkeeping (see DESIGN.md "Segments and the completion tracker") */
+int rmx_tracker_create(rmx_ctx_t *ctx);
+void rmx_tracker_destroy(rmx_ctx_t *ctx);
+/* A put of [disp, disp+len) at target of win; src is reusable when this returns. */
+int rmx_tracker_put(rmx_win_t *win, const void *src, size_t len, int target, size_t disp);
+/* Before a get (or an atomic) reads/updates [disp, disp+len) at target: resolve dependencies. */
+int rmx_tracker_before_access(rmx_win_t *win, int target, size_t disp, size_t len);
+/* Segment end: every outstanding operation complete at its target. target -1: all targets. */
+int rmx_tracker_complete(rmx_ctx_t *ctx, int target);
+/* A window is going away: nothing may remain pending against it. */
+int rmx_tracker_forget_window(rmx_win_t *win);
+
+/* ---- sync.c */
+int rmx_barrier_ucp(rmx_ctx_t *ctx);
+/* Progress until *word >= value (word updated by remote atomics), or a peer fails / time is up. */
+int rmx_wait_word_geq(rmx_ctx_t *ctx, volatile uint64_t *word, uint64_t value);
+
+/* ---- window.c */
+int rmx_win_release(rmx_win_t *win, int collective);
+
+#endif

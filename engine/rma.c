@@ -1,0 +1,40 @@
+/*
+ * rma.c — contiguous put and get: the origin-side checks, then the tracker (put) or the flow
+ * dependency check and one blocking ucp_get_nbx (get).
+ */
+#include "internal.h"
+
+int rmx_put(rmx_win_t *win, const void *src, size_t len, int target, size_t disp)
+{
+    int rc = rmx_win_check(win);
+    if (rc != RMX_OK)
+        return rc;
+    if (src == NULL && len > 0)
+        return RMX_ERR_ARG;
+    if ((rc = rmx_check_target(win, target, disp, len)) != RMX_OK)
+        return rc;
+    if (len == 0)
+        return RMX_OK;
+    win->ctx->stats.puts++;
+    return rmx_tracker_put(win, src, len, target, disp);
+}
+
+int rmx_get(rmx_win_t *win, void *dst, size_t len, int target, size_t disp)
+{
+    int rc = rmx_win_check(win);
+    if (rc != RMX_OK)
+        return rc;
+    if (dst == NULL && len > 0)
+        return RMX_ERR_ARG;
+    if ((rc = rmx_check_target(win, target, disp, len)) != RMX_OK)
+        return rc;
+    if (len == 0)
+        return RMX_OK;
+    rmx_ctx_t *ctx = win->ctx;
+    ctx->stats.gets++;
+    if ((rc = rmx_tracker_before_access(win, target, disp, len)) != RMX_OK)
+        return rc;
+    ctx->stats.ucp_gets++;
+    return rmx_ucx_get(&ctx->ucx, rmx_ep(ctx, target), dst, len,
+                       win->remote[target].addr + disp, win->remote[target].rkey);
+}

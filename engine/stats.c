@@ -1,0 +1,23 @@
+/* stats.c — rmx_stats: the counters the engine keeps of what it did (tests assert on them). */
+#include <string.h>
+#include "internal.h"
+
+int rmx_stats(rmx_ctx_t *ctx, rmx_stats_t *out)
+{
+    int rc = rmx_ctx_check(ctx);
+    if (rc != RMX_OK)
+        return rc;
+    if (out == NULL)
+        return RMX_ERR_ARG;
+    *out = ctx->stats;
+    return RMX_OK;
+}
+
+int rmx_stats_reset(rmx_ctx_t *ctx)
+{
+    int rc = rmx_ctx_check(ctx);
+    if (rc != RMX_OK)
+        return rc;
+    memset(&ctx->stats, 0, sizeof(ctx->stats));
+    return RMX_OK;
+}

@@ -1,0 +1,175 @@
+/*
+ * window.c — windows: memory every rank exposes, mapped with ucp_mem_map, its packed rkey exchanged
+ * so every rank holds an unpacked rkey and the size of every other rank's part.
+ *
+ * rmx_win_allocate lets UCP allocate (UCP_MEM_MAP_ALLOCATE) because only such memory is reached
+ * truly one-sidedly over shared memory (DESIGN.md), then binds it to the caller's NUMA node.
+ * Each window also carries an 8-byte lock word per rank (lock.c), in its own UCP-allocated map.
+ *
+ * Creation and free are collective.  Argument errors are detected locally and returned at once;
+ * a resource failure on one rank is announced through the exchange, so every rank fails together
+ * instead of waiting for a partner that gave up.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+#include "../transports/topo.h"
+
+static int publish(rmx_win_t *win, int local_rc)
+{
+    rmx_ctx_t *ctx = win->ctx;
+    if (local_rc != RMX_OK) {
+        /* Take part in the exchange with an empty blob: peers see it and fail as well. */
+        void *all;
+        size_t stride;
+        if (rmx_exchange(ctx, NULL, 0, &all, &stride) == RMX_OK)
+            free(all);
+        return local_rc;
+    }
+    int rc = rmx_exchange_region(ctx, win->memh, win->base, win->size, win->remote);
+    if (rc == RMX_OK)
+        rc = rmx_exchange_region(ctx, win->lock_memh, win->lock_word, sizeof(uint64_t),
+                                 win->lock_remote);
+    if (rc == RMX_ERR_BOOTSTRAP)
+        rc = RMX_ERR_PEER; /* someone announced a failure, or the exchange itself failed */
+    return rc;
+}
+
+static void free_window_resources(rmx_win_t *win)
+{
+    rmx_ctx_t *ctx = win->ctx;
+    if (win->remote != NULL)
+        rmx_remote_release(ctx, win->remote);
+    if (win->lock_remote != NULL)
+        rmx_remote_release(ctx, win->lock_remote);
+    free(win->remote);
+    free(win->lock_remote);
+    free(win->lock_held);
+    win->remote = win->lock_remote = NULL;
+    win->lock_held = NULL;
+    if (win->memh != NULL)
+        rmx_ucx_mem_unmap(&ctx->ucx, win->memh); /* frees it too when UCP allocated it */
+    if (win->lock_memh != NULL)
+        rmx_ucx_mem_unmap(&ctx->ucx, win->lock_memh);
+    win->memh = win->lock_memh = NULL;
+}
+
+static int window_open(rmx_ctx_t *ctx, void *user_base, size_t len, int allocate,
+                       rmx_win_t **out)
+{
+    rmx_win_t *win = calloc(1, sizeof(*win));
+    if (win == NULL)
+        return RMX_ERR_NOMEM;
+    win->ctx = ctx;
+    win->size = len;
+    win->allocated = allocate;
+    win->remote = calloc((size_t)ctx->size, sizeof(*win->remote));
+    win->lock_remote = calloc((size_t)ctx->size, sizeof(*win->lock_remote));
+    win->lock_held = calloc((size_t)ctx->size, sizeof(*win->lock_held));
+    int rc = win->remote && win->lock_remote && win->lock_held ? RMX_OK : RMX_ERR_NOMEM;
+    if (rc == RMX_OK && len > 0) {
+        rc = rmx_ucx_mem_map(&ctx->ucx, allocate ? NULL : user_base, len, &win->memh, &win->base);
+        if (rc == RMX_OK && allocate) {
+            rmx_topo_place_local(win->base, len);
+            memset(win->base, 0, len);
+        }
+    } else if (rc == RMX_OK) {
+        win->base = allocate ? NULL : user_base;
+    }
+    if (rc == RMX_OK) {
+        void *lock;
+        rc = rmx_ucx_mem_map(&ctx->ucx, NULL, sizeof(uint64_t), &win->lock_memh, &lock);
+        if (rc == RMX_OK) {
+            win->lock_word = lock;
+            *win->lock_word = 0;
+        }
+    }
+    rc = publish(win, rc);
+    /* Nobody targets a window before every rank has it. */
+    if (rc == RMX_OK)
+        rc = ctx->boot.barrier(&ctx->boot) == RMX_OK ? RMX_OK : RMX_ERR_BOOTSTRAP;
+    if (rc != RMX_OK) {
+        free_window_resources(win);
+        free(win);
+        return rc;
+    }
+    win->magic = RMX_WIN_MAGIC;
+    win->next = ctx->wins;
+    ctx->wins = win;
+    *out = win;
+    return RMX_OK;
+}
+
+int rmx_win_allocate(rmx_ctx_t *ctx, size_t len, void **base, rmx_win_t **win)
+{
+    int rc = rmx_ctx_check(ctx);
+    if (rc != RMX_OK)
+        return rc;
+    if (base == NULL || win == NULL)
+        return RMX_ERR_ARG;
+    *win = NULL;
+    *base = NULL;
+    rc = window_open(ctx, NULL, len, 1, win);
+    if (rc == RMX_OK)
+        *base = (*win)->base;
+    return rc;
+}
+
+int rmx_win_create(rmx_ctx_t *ctx, void *base, size_t len, rmx_win_t **win)
+{
+    int rc = rmx_ctx_check(ctx);
+    if (rc != RMX_OK)
+        return rc;
+    if (win == NULL || (base == NULL && len > 0))
+        return RMX_ERR_ARG;
+    *win = NULL;
+    return window_open(ctx, base, len, 0, win);
+}
+
+int rmx_win_size(rmx_win_t *win, int rank, size_t *len)
+{
+    int rc = rmx_win_check(win);
+    if (rc != RMX_OK)
+        return rc;
+    if (len == NULL)
+        return RMX_ERR_ARG;
+    if (rank < 0 || rank >= win->ctx->size)
+        return RMX_ERR_RANK;
+    *len = win->remote[rank].size;
+    return RMX_OK;
+}
+
+int rmx_win_release(rmx_win_t *win, int collective)
+{
+    rmx_ctx_t *ctx = win->ctx;
+    int rc = rmx_tracker_forget_window(win);
+    /* Every rank must be done with this window before anyone unmaps its part. */
+    if (collective) {
+        int rc2 = rmx_barrier_ucp(ctx);
+        rc = rc != RMX_OK ? rc : rc2;
+    }
+    for (rmx_win_t **p = &ctx->wins; *p != NULL; p = &(*p)->next)
+        if (*p == win) {
+            *p = win->next;
+            break;
+        }
+    free_window_resources(win);
+    rmx_bury(win, &win->magic);
+    return rc;
+}
+
+int rmx_win_free(rmx_win_t **winp)
+{
+    if (winp == NULL)
+        return RMX_ERR_ARG;
+    rmx_win_t *win = *winp;
+    int rc = rmx_win_check(win);
+    if (rc != RMX_OK)
+        return rc;
+    for (int r = 0; r < win->ctx->size; r++)
+        if (win->lock_held[r])
+            return RMX_ERR_EPOCH; /* an access epoch is still open on this window */
+    rc = rmx_win_release(win, 1);
+    *winp = NULL;
+    return rc;
+}

@@ -1,0 +1,77 @@
+/* test_boot.c — the bootstraps: PMIx under Open MPI's mpirun, and PMIx asked for without one. */
+#include <sys/wait.h>
+#include "harness.h"
+
+static int run_mpirun(int np)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd),
+             "timeout 120 mpirun --allow-run-as-root --oversubscribe -np %d %s/prog_pmix %d",
+             np, RMX_TEST_BIN_DIR, np);
+    int ws = system(cmd);
+    return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+Test(boot, pmix_under_mpirun_2_ranks, .timeout = 150) { cr_expect_eq(run_mpirun(2), 0); }
+Test(boot, pmix_under_mpirun_3_ranks, .timeout = 150) { cr_expect_eq(run_mpirun(3), 0); }
+
+Test(boot, explicit_pmix_without_a_launcher_is_a_bootstrap_error, .timeout = 60)
+{
+    /* Criterion's own process was not started by a PMIx launcher. */
+    unsetenv("PMIX_NAMESPACE");
+    unsetenv("PMIX_RANK");
+    rmx_config_t cfg;
+    rmx_config_init(&cfg);
+    cfg.bootstrap = RMX_BOOT_PMIX;
+    rmx_ctx_t *ctx = NULL;
+    cr_expect_eq(rmx_init(&cfg, &ctx), RMX_ERR_BOOTSTRAP);
+    cr_expect_null(ctx);
+}
+
+Test(boot, auto_without_a_launcher_is_single)
+{
+    unsetenv("PMIX_NAMESPACE");
+    unsetenv("PMIX_RANK");
+    rmx_ctx_t *ctx;
+    cr_assert_eq(rmx_init(NULL, &ctx), RMX_OK);
+    cr_expect_eq(rmx_size(ctx), 1);
+    cr_expect_eq(rmx_finalize(ctx), RMX_OK);
+}
+
+/* The OOB path with an embedding runtime's own callbacks: rmx_fork_run hands each rank a config
+ * whose oob member is such a runtime; here we also check that rank/size come from it. */
+static int rank_oob(const rmx_config_t *cfg, void *arg)
+{
+    (void)arg;
+    RANK_ASSERT(cfg->bootstrap == RMX_BOOT_OOB);
+    rmx_ctx_t *ctx;
+    RANK_OK(rmx_init(cfg, &ctx));
+    RANK_ASSERT(rmx_rank(ctx) == cfg->oob.rank);
+    RANK_ASSERT(rmx_size(ctx) == cfg->oob.size);
+    RANK_OK(rmx_sync_all(ctx));
+    RANK_OK(rmx_finalize(ctx));
+    return 0;
+}
+
+Test(boot, oob_callbacks_give_rank_and_size_5_ranks, .timeout = 60) { run_ranks(5, rank_oob, NULL); }
+
+/* A rank that dies is reported by rmx_fork_run, and the others' collectives do not hang. */
+static int rank_dies_early(const rmx_config_t *cfg, void *arg)
+{
+    (void)arg;
+    if (cfg->oob.rank == 1)
+        _exit(3);
+    rmx_ctx_t *ctx;
+    int rc = rmx_init(cfg, &ctx); /* its collectives cannot complete without rank 1 */
+    return rc == RMX_OK ? 10 : 0;
+}
+
+Test(boot, a_dead_rank_fails_the_others_init, .timeout = 60)
+{
+    int status[3];
+    int rc = rmx_fork_run(3, rank_dies_early, NULL, NULL, 30, status);
+    cr_expect_eq(rc, RMX_ERR_PEER);
+    cr_expect_eq(status[1], 3);
+    cr_expect_eq(status[0], 0);
+    cr_expect_eq(status[2], 0);
+}

@@ -1,0 +1,108 @@
+/* test_sync.c — sync_all (UCP barrier) and sync_images (pairwise, Fortran semantics). */
+#include <time.h>
+#include "harness.h"
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Round after round, every rank stamps its slot at every rank, then the barrier: each rank must
+ * see this round's stamp from everyone (a barrier that let anyone through early would show). */
+static int rank_barrier_rounds(const rmx_config_t *cfg, void *arg)
+{
+    (void)arg;
+    rmx_ctx_t *ctx;
+    RANK_OK(rmx_init(cfg, &ctx));
+    int me = rmx_rank(ctx), n = rmx_size(ctx);
+    uint64_t *slots;
+    rmx_win_t *win;
+    RANK_OK(rmx_win_allocate(ctx, sizeof(uint64_t) * (size_t)n, (void **)&slots, &win));
+    for (uint64_t round = 1; round <= 200; round++) {
+        if (round % 50 == (uint64_t)me)
+            sleep_ms(20); /* a straggler */
+        for (int t = 0; t < n; t++)
+            RANK_OK(rmx_put(win, &round, sizeof(round), t, sizeof(uint64_t) * (size_t)me));
+        RANK_OK(rmx_sync_all(ctx));
+        for (int w = 0; w < n; w++)
+            RANK_ASSERT(slots[w] == round, "round %llu: slot %d holds %llu",
+                        (unsigned long long)round, w, (unsigned long long)slots[w]);
+        RANK_OK(rmx_sync_all(ctx)); /* nobody overwrites before everyone checked */
+    }
+    rmx_stats_t st;
+    RANK_OK(rmx_stats(ctx, &st));
+    RANK_ASSERT(st.barriers == 400, "barriers %llu", (unsigned long long)st.barriers);
+    RANK_OK(rmx_finalize(ctx));
+    return 0;
+}
+
+Test(sync, sync_all_is_a_barrier_3_ranks, .timeout = 60) { run_ranks(3, rank_barrier_rounds, NULL); }
+Test(sync, sync_all_is_a_barrier_4_ranks, .timeout = 60) { run_ranks(4, rank_barrier_rounds, NULL); }
+
+/* Pairs (0,1) and (2,3) sync with each other only; the pair's put is visible after the sync.
+ * Rank 2 dawdles: ranks 0 and 1 must not be held up by it (they never name it). */
+static int rank_pairs(const rmx_config_t *cfg, void *arg)
+{
+    (void)arg;
+    rmx_ctx_t *ctx;
+    RANK_OK(rmx_init(cfg, &ctx));
+    int me = rmx_rank(ctx);
+    int partner = me ^ 1;
+    uint64_t *slot;
+    rmx_win_t *win;
+    RANK_OK(rmx_win_allocate(ctx, sizeof(uint64_t), (void **)&slot, &win));
+    double t0 = now_s();
+    for (uint64_t round = 1; round <= 300; round++) {
+        if (me == 2 && round == 1)
+            sleep_ms(1500);
+        uint64_t v = round * 10 + (uint64_t)me;
+        RANK_OK(rmx_put(win, &v, sizeof(v), partner, 0));
+        RANK_OK(rmx_sync_images(ctx, &partner, 1));
+        RANK_ASSERT(*slot == round * 10 + (uint64_t)partner, "round %llu: %llu",
+                    (unsigned long long)round, (unsigned long long)*slot);
+        RANK_OK(rmx_sync_images(ctx, &partner, 1));
+    }
+    double took = now_s() - t0;
+    if (me < 2)
+        RANK_ASSERT(took < 1.4, "pair (0,1) waited %.2f s for an image it never named", took);
+    RANK_OK(rmx_sync_all(ctx));
+    RANK_OK(rmx_finalize(ctx));
+    return 0;
+}
+
+Test(sync, sync_images_pairs_are_independent_4_ranks, .timeout = 60) { run_ranks(4, rank_pairs, NULL); }
+
+/* Rank 0 syncs with everyone (the list form and the NULL form); the others name rank 0 only. */
+static int rank_star(const rmx_config_t *cfg, void *arg)
+{
+    (void)arg;
+    rmx_ctx_t *ctx;
+    RANK_OK(rmx_init(cfg, &ctx));
+    int me = rmx_rank(ctx), n = rmx_size(ctx);
+    uint64_t *slots;
+    rmx_win_t *win;
+    RANK_OK(rmx_win_allocate(ctx, sizeof(uint64_t) * (size_t)n, (void **)&slots, &win));
+    int all[16];
+    for (int i = 0; i < n; i++)
+        all[i] = i;
+    int zero = 0;
+    for (uint64_t round = 1; round <= 100; round++) {
+        if (me != 0) {
+            RANK_OK(rmx_put(win, &round, sizeof(round), 0, sizeof(uint64_t) * (size_t)me));
+            RANK_OK(rmx_sync_images(ctx, &zero, 1));
+        } else {
+            RANK_OK(round % 2 ? rmx_sync_images(ctx, all, n) : rmx_sync_images(ctx, NULL, 0));
+            for (int w = 1; w < n; w++)
+                RANK_ASSERT(slots[w] == round);
+        }
+        if (me != 0)
+            RANK_OK(rmx_sync_images(ctx, &zero, 1));
+        else
+            RANK_OK(rmx_sync_images(ctx, NULL, 0));
+    }
+    RANK_OK(rmx_finalize(ctx));
+    return 0;
+}
+
+Test(sync, sync_images_star_4_ranks, .timeout = 60) { run_ranks(4, rank_star, NULL); }

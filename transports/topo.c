@@ -1,0 +1,135 @@
+/*
+ * topo.c — hwloc topology, binding and NUMA placement.  The topology is process-wide and
+ * reference counted because loading it (with I/O devices) costs milliseconds and every context
+ * needs the same one.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <hwloc.h>
+#include "topo.h"
+
+static hwloc_topology_t topology;
+static int topology_users;
+
+int rmx_topo_acquire(void)
+{
+    if (topology_users++ > 0)
+        return RMX_OK;
+    if (hwloc_topology_init(&topology) != 0)
+        goto fail;
+    /* Keep network and block devices so rmx_topology_print can name the NICs. */
+    hwloc_topology_set_io_types_filter(topology, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    if (hwloc_topology_load(topology) != 0) {
+        hwloc_topology_destroy(topology);
+        goto fail;
+    }
+    return RMX_OK;
+fail:
+    topology_users = 0;
+    return RMX_ERR_NOMEM;
+}
+
+void rmx_topo_release(void)
+{
+    if (topology_users > 0 && --topology_users == 0)
+        hwloc_topology_destroy(topology);
+}
+
+static int parse_bind_env(rmx_bind_t *how)
+{
+    const char *s = getenv("RMX_BIND");
+    if (s == NULL || *s == '\0' || strcmp(s, "none") == 0)
+        *how = RMX_BIND_NONE;
+    else if (strcmp(s, "core") == 0)
+        *how = RMX_BIND_CORE;
+    else if (strcmp(s, "numa") == 0)
+        *how = RMX_BIND_NUMA;
+    else
+        return RMX_ERR_ARG;
+    return RMX_OK;
+}
+
+int rmx_topo_bind(rmx_bind_t how, int local_rank)
+{
+    if (how == RMX_BIND_ENV && parse_bind_env(&how) != RMX_OK)
+        return RMX_ERR_ARG;
+    if (how == RMX_BIND_NONE)
+        return RMX_OK;
+    if (how != RMX_BIND_CORE && how != RMX_BIND_NUMA)
+        return RMX_ERR_ARG;
+    hwloc_obj_type_t type = how == RMX_BIND_CORE ? HWLOC_OBJ_CORE : HWLOC_OBJ_NUMANODE;
+    int n = hwloc_get_nbobjs_by_type(topology, type);
+    if (n <= 0)
+        return RMX_ERR_UNSUPPORTED;
+    hwloc_obj_t obj = hwloc_get_obj_by_type(topology, type, (unsigned)(local_rank % n));
+    hwloc_bitmap_t set = hwloc_bitmap_dup(obj->cpuset);
+    if (how == RMX_BIND_CORE)
+        hwloc_bitmap_singlify(set); /* one hardware thread: no migration between siblings */
+    int rc = hwloc_set_cpubind(topology, set, HWLOC_CPUBIND_PROCESS);
+    hwloc_bitmap_free(set);
+    return rc == 0 ? RMX_OK : RMX_ERR_UNSUPPORTED;
+}
+
+void rmx_topo_place_local(void *addr, size_t len)
+{
+    if (topology_users == 0 || addr == NULL || len == 0)
+        return;
+    hwloc_bitmap_t cpu = hwloc_bitmap_alloc();
+    if (cpu == NULL)
+        return;
+    if (hwloc_get_last_cpu_location(topology, cpu, HWLOC_CPUBIND_THREAD) == 0) {
+        hwloc_bitmap_t nodes = hwloc_bitmap_alloc();
+        if (nodes != NULL) {
+            hwloc_cpuset_to_nodeset(topology, cpu, nodes);
+            /* Best effort: containers often forbid mbind; the memory then stays first-touch. */
+            (void)hwloc_set_area_membind(topology, addr, len, nodes, HWLOC_MEMBIND_BIND,
+                                         HWLOC_MEMBIND_BYNODESET);
+            hwloc_bitmap_free(nodes);
+        }
+    }
+    hwloc_bitmap_free(cpu);
+}
+
+int rmx_topology_print(FILE *out)
+{
+    if (out == NULL)
+        return RMX_ERR_ARG;
+    int rc = rmx_topo_acquire();
+    if (rc != RMX_OK)
+        return rc;
+    int cores = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_CORE);
+    int pus = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_PU);
+    int numa = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_NUMANODE);
+    fprintf(out, "cores: %d  hardware threads: %d  NUMA nodes: %d\n", cores, pus, numa);
+    for (int i = 0; i < numa; i++) {
+        hwloc_obj_t node = hwloc_get_obj_by_type(topology, HWLOC_OBJ_NUMANODE, (unsigned)i);
+        char cpus[256];
+        hwloc_bitmap_list_snprintf(cpus, sizeof(cpus), node->cpuset);
+        fprintf(out, "  numa %u: cpus %s, %llu MiB\n", node->os_index, cpus,
+                (unsigned long long)(node->attr ? node->attr->numanode.local_memory >> 20 : 0));
+    }
+    int ndev = 0;
+    for (hwloc_obj_t os = hwloc_get_next_osdev(topology, NULL); os != NULL;
+         os = hwloc_get_next_osdev(topology, os)) {
+        if (os->attr->osdev.type != HWLOC_OBJ_OSDEV_NETWORK &&
+            os->attr->osdev.type != HWLOC_OBJ_OSDEV_OPENFABRICS)
+            continue;
+        hwloc_obj_t parent = hwloc_get_non_io_ancestor_obj(topology, os);
+        char near[256];
+        hwloc_bitmap_list_snprintf(near, sizeof(near), parent ? parent->cpuset : NULL);
+        fprintf(out, "  net %s (%s), near cpus %s\n", os->name,
+                os->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK ? "network" : "openfabrics", near);
+        ndev++;
+    }
+    if (ndev == 0)
+        fprintf(out, "  net: no devices reported by hwloc (virtual NICs have no PCI parent)\n");
+    hwloc_bitmap_t bound = hwloc_bitmap_alloc();
+    if (bound != NULL && hwloc_get_cpubind(topology, bound, HWLOC_CPUBIND_PROCESS) == 0) {
+        char cpus[256];
+        hwloc_bitmap_list_snprintf(cpus, sizeof(cpus), bound);
+        fprintf(out, "binding: cpus %s\n", cpus);
+    }
+    hwloc_bitmap_free(bound);
+    rmx_topo_release();
+    return RMX_OK;
+}

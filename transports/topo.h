@@ -1,0 +1,21 @@
+/*
+ * topo.h — hwloc: the machine's topology (loaded once per process), process binding and
+ * NUMA-local placement of window memory.
+ */
+#ifndef RMX_TOPO_H
+#define RMX_TOPO_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include "../api/rmx.h"
+
+/* Load the topology (reference counted: the first call loads, later ones share it). */
+int rmx_topo_acquire(void);
+void rmx_topo_release(void);
+/* RMX_BIND_ENV reads RMX_BIND=none|core|numa.  Must run before the UCP worker is created, because
+ * UCX chooses its devices by the process's affinity.  Returns RMX_ERR_ARG on a bad RMX_BIND value. */
+int rmx_topo_bind(rmx_bind_t how, int local_rank);
+/* Bind [addr, addr+len) to the NUMA node of the CPU this thread runs on (best effort). */
+void rmx_topo_place_local(void *addr, size_t len);
+
+#endif

@@ -1,0 +1,184 @@
+/*
+ * ucx.c — set-up and tear-down of the UCP objects rmx uses: one context and one worker per rmx
+ * context, endpoints with peer error handling, memory maps and rkeys.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ucx.h"
+
+int rmx_ucx_status(ucs_status_t st)
+{
+    switch (st) {
+    case UCS_OK:
+        return RMX_OK;
+    case UCS_ERR_NO_MEMORY:
+    case UCS_ERR_NO_RESOURCE:
+        return RMX_ERR_NOMEM;
+    case UCS_ERR_ENDPOINT_TIMEOUT:
+    case UCS_ERR_CONNECTION_RESET:
+    case UCS_ERR_UNREACHABLE:
+    case UCS_ERR_REJECTED:
+    case UCS_ERR_CANCELED:
+    case UCS_ERR_NOT_CONNECTED:
+        return RMX_ERR_PEER;
+    case UCS_ERR_TIMED_OUT:
+        return RMX_ERR_TIMEOUT;
+    case UCS_ERR_UNSUPPORTED:
+        return RMX_ERR_UNSUPPORTED;
+    default:
+        return RMX_ERR_TRANSPORT;
+    }
+}
+
+int rmx_ucx_open(rmx_ucx_t *u, double timeout_s)
+{
+    memset(u, 0, sizeof(*u));
+    u->timeout_s = timeout_s;
+    /* Endpoints use peer error handling (a dead rank must not hang the others).  UCX 1.13 then
+     * silently drops the shared-memory transports unless they are told to support it; without
+     * this, local ranks would talk over tcp.  These are transport (UCT) settings, which
+     * ucp_config_modify rejects, so they go through the environment; a user's explicit
+     * UCX_*_ERROR_HANDLING wins (setenv does not overwrite). */
+    setenv("UCX_POSIX_ERROR_HANDLING", "y", 0);
+    setenv("UCX_SYSV_ERROR_HANDLING", "y", 0);
+    ucp_config_t *config;
+    ucs_status_t st = ucp_config_read(NULL, NULL, &config);
+    if (st != UCS_OK)
+        return rmx_ucx_status(st);
+
+    /* Keepalive is how UCX notices a peer that died without closing (kill -9) on shared memory
+     * and tcp; its default (20 s) is longer than our whole timeout. */
+    if (getenv("UCX_KEEPALIVE_INTERVAL") == NULL && timeout_s > 0) {
+        char interval[32];
+        snprintf(interval, sizeof(interval), "%.3fs", timeout_s / 4);
+        (void)ucp_config_modify(config, "KEEPALIVE_INTERVAL", interval);
+    }
+
+    ucp_params_t params = {
+        .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
+        .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_AM,
+        .mt_workers_shared = 0,
+    };
+    st = ucp_init(&params, config, &u->context);
+    ucp_config_release(config);
+    if (st != UCS_OK)
+        return rmx_ucx_status(st);
+
+    ucp_worker_params_t wp = {
+        .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+        .thread_mode = UCS_THREAD_MODE_SINGLE, /* the context's owner thread only (see rmx.h) */
+    };
+    st = ucp_worker_create(u->context, &wp, &u->worker);
+    if (st != UCS_OK) {
+        ucp_cleanup(u->context);
+        u->context = NULL;
+        return rmx_ucx_status(st);
+    }
+    return RMX_OK;
+}
+
+void rmx_ucx_close(rmx_ucx_t *u)
+{
+    if (u->worker != NULL)
+        ucp_worker_destroy(u->worker);
+    if (u->context != NULL)
+        ucp_cleanup(u->context);
+    u->worker = NULL;
+    u->context = NULL;
+}
+
+int rmx_ucx_worker_address(rmx_ucx_t *u, void **addr, size_t *len)
+{
+    ucp_address_t *a;
+    ucs_status_t st = ucp_worker_get_address(u->worker, &a, len);
+    *addr = a;
+    return rmx_ucx_status(st);
+}
+
+void rmx_ucx_worker_address_release(rmx_ucx_t *u, void *addr)
+{
+    ucp_worker_release_address(u->worker, addr);
+}
+
+int rmx_ucx_ep_create(rmx_ucx_t *u, const void *addr, ucp_err_handler_cb_t on_error, void *arg,
+                      ucp_ep_h *ep)
+{
+    ucp_ep_params_t ep_params = {
+        .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                      UCP_EP_PARAM_FIELD_ERR_HANDLER,
+        .address = addr,
+        .err_mode = UCP_ERR_HANDLING_MODE_PEER,
+        .err_handler = {.cb = on_error, .arg = arg},
+    };
+    return rmx_ucx_status(ucp_ep_create(u->worker, &ep_params, ep));
+}
+
+void rmx_ucx_ep_close(rmx_ucx_t *u, ucp_ep_h ep, int flush_first)
+{
+    ucp_request_param_t prm = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+        .flags = flush_first ? 0 : UCP_EP_CLOSE_FLAG_FORCE,
+    };
+    ucs_status_ptr_t req = ucp_ep_close_nbx(ep, &prm);
+    if (rmx_ucx_wait(u, req) == RMX_ERR_TIMEOUT && flush_first) {
+        /* The peer never answered the graceful close: release the endpoint's resources anyway. */
+        prm.flags = UCP_EP_CLOSE_FLAG_FORCE;
+        (void)rmx_ucx_wait(u, ucp_ep_close_nbx(ep, &prm));
+    }
+}
+
+int rmx_ucx_mem_map(rmx_ucx_t *u, void *addr, size_t len, ucp_mem_h *memh, void **out_addr)
+{
+    ucp_mem_map_params_t mp = {
+        .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                      UCP_MEM_MAP_PARAM_FIELD_FLAGS,
+        .address = addr,
+        .length = len,
+        .flags = addr == NULL ? UCP_MEM_MAP_ALLOCATE : 0,
+    };
+    ucs_status_t st = ucp_mem_map(u->context, &mp, memh);
+    if (st != UCS_OK)
+        return st == UCS_ERR_INVALID_PARAM ? RMX_ERR_ARG : rmx_ucx_status(st);
+    ucp_mem_attr_t attr = {.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS};
+    st = ucp_mem_query(*memh, &attr);
+    if (st != UCS_OK) {
+        ucp_mem_unmap(u->context, *memh);
+        return rmx_ucx_status(st);
+    }
+    *out_addr = attr.address;
+    return RMX_OK;
+}
+
+void rmx_ucx_mem_unmap(rmx_ucx_t *u, ucp_mem_h memh)
+{
+    ucp_mem_unmap(u->context, memh);
+}
+
+int rmx_ucx_rkey_pack(rmx_ucx_t *u, ucp_mem_h memh, void **buf, size_t *len)
+{
+    return rmx_ucx_status(ucp_rkey_pack(u->context, memh, buf, len));
+}
+
+void rmx_ucx_rkey_buffer_release(void *buf)
+{
+    ucp_rkey_buffer_release(buf);
+}
+
+int rmx_ucx_rkey_unpack(ucp_ep_h ep, const void *buf, ucp_rkey_h *rkey)
+{
+    return rmx_ucx_status(ucp_ep_rkey_unpack(ep, buf, rkey));
+}
+
+int rmx_ucx_ep_describe(ucp_ep_h ep, char *buf, size_t len)
+{
+    if (buf == NULL || len == 0)
+        return RMX_ERR_ARG;
+    FILE *f = fmemopen(buf, len, "w");
+    if (f == NULL)
+        return RMX_ERR_NOMEM;
+    ucp_ep_print_info(ep, f);
+    fclose(f);
+    buf[len - 1] = '\0';
+    return RMX_OK;
+}
