@@ -19,7 +19,7 @@ LDLIBS_ALL = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 LDFLAGS  ?=
 
 DEB_PKGS = libucx-dev ucx-utils libhwloc-dev libpmix-dev libcriterion-dev openmpi-bin \
-           libopenmpi-dev pkg-config gfortran
+           libopenmpi-dev pkg-config gfortran clang valgrind
 
 LIB_SRC  = $(wildcard engine/*.c) $(wildcard transports/*.c)
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
