@@ -236,6 +236,8 @@ void _gfortran_caf_register(size_t size, int type, caf_token_t **token, caf_desc
     *token = t;
     if (desc != NULL)
         desc->base_addr = t->base;
+    if (type == CAF_REG_COARRAY_ALLOC)
+        t->desc = desc;
     caf_ok(stat);
 }
 
@@ -426,4 +428,21 @@ void _gfortran_caf_random_init(bool repeatable, bool image_distinct)
 {
     /* libgfortran seeds from hwm when image_distinct: the image number makes seeds differ. */
     _gfortran_random_init(repeatable, image_distinct, caf_me() + 1);
+}
+
+/* ---------------------------------------------------------------- extension: engine counters */
+/* Callable from Fortran (bind(C, name='caf_rmx_stats'), integer(c_int64_t) :: s(10)) so coarray
+ * tests can check what the engine did, not only the data: s = puts, gets, atomics, ucp_puts,
+ * ucp_gets, flushes_ep, flushes_worker, flow_waits, waits_avoided, barriers (this image). */
+void caf_rmx_stats(int64_t s[10]);
+
+void caf_rmx_stats(int64_t s[10])
+{
+    rmx_stats_t st;
+    if (rmx_stats(caf_ctx(), &st) != RMX_OK)
+        die("caf_rmx_stats", "rmx_stats failed");
+    uint64_t v[10] = {st.puts, st.gets, st.atomics, st.ucp_puts, st.ucp_gets, st.flushes_ep,
+                      st.flushes_worker, st.flow_waits, st.waits_avoided, st.barriers};
+    for (int i = 0; i < 10; i++)
+        s[i] = (int64_t)v[i];
 }

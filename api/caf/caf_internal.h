@@ -74,6 +74,9 @@ typedef struct caf_token {
     void *base;
     size_t size;
     int kind; /* CAF_REG_* it was registered as */
+    /* An allocatable coarray's own descriptor (gfortran's variable, alive while allocated): its
+     * bounds are every image's bounds, which the *_by_ref entry points need.  NULL otherwise. */
+    const caf_desc_t *desc;
 } caf_token_t;
 
 /* ---- the image (caf_image.c) */

@@ -386,13 +386,6 @@ static int unpack_converted(const caf_desc_t *dst, const elem_type_t *dt, const 
     return 1;
 }
 
-static const char *type_name(int type)
-{
-    static const char *names[] = {"unknown", "integer", "logical", "real", "complex",
-                                  "derived", "character", "class"};
-    return type >= 0 && type <= CAF_BT_CLASS ? names[type] : "unknown";
-}
-
 /* ---------------------------------------------------------------- entry points */
 /* A failure already reported through caf_fail (positive: never an rmx code). */
 #define CAF_REPORTED 1
@@ -473,6 +466,31 @@ void _gfortran_caf_send(caf_token_t *token, size_t offset, int image_index, caf_
         caf_check(entry, rc, stat, NULL, 0);
 }
 
+/* Get remote section `rs` (src representation) into local descriptor dest. */
+static int get_desc(const char *entry, caf_token_t *t, int target, ptrdiff_t disp,
+                    const caf_section_t *rs, const elem_type_t *st, caf_desc_t *dest,
+                    const elem_type_t *dt, bool may_require_tmp, int *stat)
+{
+    caf_section_t ls;
+    section_of(dest, &ls);
+    if (!check_shapes(entry, &ls, rs, stat))
+        return CAF_REPORTED;
+    if (same_representation(dt, st) && (rs->rank > 0 || ls.rank == 0) && !may_require_tmp)
+        return transfer(t, 0, dest->base_addr, &ls, target, disp, rs);
+    void *tmp = malloc(rs->count * st->size + 1);
+    if (tmp == NULL)
+        return RMX_ERR_NOMEM;
+    caf_section_t packed;
+    section_packed(&packed, st->size, rs->count);
+    int rc = transfer(t, 0, tmp, &packed, target, disp, rs);
+    if (rc == RMX_OK && !unpack_converted(dest, dt, tmp, rs->count, st)) {
+        caf_unsupported(entry, stat, NULL, 0, "this type/kind conversion");
+        rc = CAF_REPORTED;
+    }
+    free(tmp);
+    return rc;
+}
+
 void _gfortran_caf_get(caf_token_t *token, size_t offset, int image_index, caf_desc_t *src,
                        caf_vector_t *src_vector, caf_desc_t *dest, int src_kind, int dst_kind,
                        bool may_require_tmp, int *stat)
@@ -485,32 +503,13 @@ void _gfortran_caf_get(caf_token_t *token, size_t offset, int image_index, caf_d
     int target = caf_target(entry, image_index, stat, NULL, 0);
     if (target < 0 || !valid_token(entry, token, stat))
         return;
-    caf_section_t rs, ls;
+    caf_section_t rs;
     section_of(src, &rs);
-    section_of(dest, &ls);
-    if (!check_shapes(entry, &ls, &rs, stat))
-        return;
     elem_type_t st = elem_type_of(src, src_kind), dt = elem_type_of(dest, dst_kind);
-    int rc;
-    if (same_representation(&dt, &st) && (rs.rank > 0 || ls.rank == 0) && !may_require_tmp) {
-        rc = transfer(token, 0, dest->base_addr, &ls, target, (ptrdiff_t)offset, &rs);
-    } else {
-        void *tmp = malloc(rs.count * st.size);
-        if (tmp == NULL) {
-            caf_check(entry, RMX_ERR_NOMEM, stat, NULL, 0);
-            return;
-        }
-        caf_section_t packed;
-        section_packed(&packed, st.size, rs.count);
-        rc = transfer(token, 0, tmp, &packed, target, (ptrdiff_t)offset, &rs);
-        if (rc == RMX_OK && !unpack_converted(dest, &dt, tmp, rs.count, &st)) {
-            free(tmp);
-            caf_unsupported(entry, stat, NULL, 0, "this type/kind conversion");
-            return;
-        }
-        free(tmp);
-    }
-    caf_check(entry, rc, stat, NULL, 0);
+    int rc = get_desc(entry, token, target, (ptrdiff_t)offset, &rs, &st, dest, &dt,
+                      may_require_tmp, stat);
+    if (rc != CAF_REPORTED)
+        caf_check(entry, rc, stat, NULL, 0);
 }
 
 void _gfortran_caf_sendget(caf_token_t *dst_token, size_t dst_offset, int dst_image_index,
@@ -568,6 +567,168 @@ void _gfortran_caf_sendget(caf_token_t *dst_token, size_t dst_offset, int dst_im
     caf_check(entry, rc, stat, NULL, 0);
 }
 
-/* The name of a basic type, for messages of the other files. */
-const char *caf_type_name(int type);
-const char *caf_type_name(int type) { return type_name(type); }
+/* ---------------------------------------------------------------- by reference */
+/* gfortran's reference chain (libcaf.h caf_reference_t), for what *_by_ref can be asked. */
+enum { CAF_REF_COMPONENT = 0, CAF_REF_ARRAY, CAF_REF_STATIC_ARRAY };
+enum { ARR_NONE = 0, ARR_VECTOR, ARR_FULL, ARR_RANGE, ARR_SINGLE, ARR_OPEN_END, ARR_OPEN_START };
+
+typedef struct caf_ref {
+    struct caf_ref *next;
+    int type;
+    size_t item_size;
+    union {
+        struct {
+            ptrdiff_t offset, caf_token_offset;
+        } c;
+        struct {
+            unsigned char mode[CAF_MAX_DIMS];
+            int static_array_type;
+            union {
+                struct {
+                    ptrdiff_t start, end, stride;
+                } s;
+                struct {
+                    void *vector;
+                    size_t nvec;
+                    int kind;
+                } v;
+            } dim[CAF_MAX_DIMS];
+        } a;
+    } u;
+} caf_ref_t;
+
+static size_t triplet_count(ptrdiff_t start, ptrdiff_t end, ptrdiff_t stride)
+{
+    if (stride > 0)
+        return end >= start ? (size_t)((end - start) / stride) + 1 : 0;
+    return start >= end ? (size_t)((start - end) / -stride) + 1 : 0;
+}
+
+/* The remote section a reference chain designates.  gfortran uses *_by_ref for, among others,
+ * `x = c(...)[i]` with x allocatable (reallocated to the result's shape); served here: one array
+ * reference on an allocatable coarray (its bounds are the registered descriptor's, the same on
+ * every image).  Returns NULL, or why the chain is not served. */
+static const char *ref_section(const caf_token_t *t, const caf_ref_t *ref, ptrdiff_t *disp,
+                               caf_section_t *rs)
+{
+    if (ref == NULL || ref->next != NULL || ref->type != CAF_REF_ARRAY || t->desc == NULL)
+        return "references through derived-type components or static arrays";
+    const caf_desc_t *d = t->desc;
+    int rank = caf_desc_rank(d);
+    ptrdiff_t span = d->span > 0 ? d->span : (ptrdiff_t)caf_desc_elem(d);
+    rs->elem = caf_desc_elem(d);
+    rs->rank = 0;
+    rs->count = 1;
+    *disp = 0;
+    for (int j = 0; j < rank; j++) {
+        ptrdiff_t lb = d->dim[j].lbound, ub = d->dim[j].ubound;
+        ptrdiff_t start = ref->u.a.dim[j].s.start, end = ref->u.a.dim[j].s.end;
+        ptrdiff_t stride = ref->u.a.dim[j].s.stride;
+        switch (ref->u.a.mode[j]) {
+        case ARR_FULL: start = lb, end = ub, stride = 1; break;
+        case ARR_RANGE: break;
+        case ARR_SINGLE: end = start, stride = 1; break;
+        case ARR_OPEN_END: end = ub; break;
+        case ARR_OPEN_START: start = lb; break;
+        case ARR_VECTOR: return "vector subscripts on a coindexed object";
+        default: return "an array reference of fewer subscripts than the array's rank";
+        }
+        if (stride == 0)
+            return "a zero stride";
+        size_t count = triplet_count(start, end, stride);
+        if (count > 0 && (start < lb || start > ub ||
+                          start + (ptrdiff_t)(count - 1) * stride > ub ||
+                          start + (ptrdiff_t)(count - 1) * stride < lb))
+            return "a subscript outside the coarray's bounds";
+        *disp += (start - lb) * d->dim[j].stride * span;
+        if (ref->u.a.mode[j] != ARR_SINGLE) {
+            rs->n[rs->rank] = count;
+            rs->sm[rs->rank] = stride * d->dim[j].stride * span;
+            rs->rank++;
+        }
+        rs->count *= count;
+    }
+    return NULL;
+}
+
+/* Give an allocatable destination the section's shape (bounds 1..n), reallocating if needed. */
+static int reshape_destination(caf_desc_t *dst, const caf_section_t *rs)
+{
+    caf_section_t ls;
+    section_of(dst, &ls);
+    int same = dst->base_addr != NULL && ls.rank == rs->rank;
+    for (int j = 0; same && j < rs->rank; j++)
+        same = ls.n[j] == rs->n[j];
+    if (same)
+        return RMX_OK;
+    size_t elem = caf_desc_elem(dst);
+    free(dst->base_addr);
+    dst->base_addr = malloc(rs->count * elem + 1);
+    if (dst->base_addr == NULL)
+        return RMX_ERR_NOMEM;
+    dst->dtype.rank = (signed char)rs->rank;
+    dst->span = (ptrdiff_t)elem;
+    ptrdiff_t stride = 1, offset = 0;
+    for (int j = 0; j < rs->rank; j++) {
+        dst->dim[j] = (caf_dim_t){.stride = stride, .lbound = 1, .ubound = (ptrdiff_t)rs->n[j]};
+        offset -= stride;
+        stride *= (ptrdiff_t)rs->n[j];
+    }
+    dst->offset = (size_t)offset;
+    return RMX_OK;
+}
+
+void _gfortran_caf_get_by_ref(caf_token_t *token, int image_index, caf_desc_t *dst,
+                              caf_ref_t *refs, int dst_kind, int src_kind, bool may_require_tmp,
+                              bool dst_reallocatable, int *stat, int src_type);
+void _gfortran_caf_send_by_ref(caf_token_t *token, int image_index, caf_desc_t *src,
+                               caf_ref_t *refs, int dst_kind, int src_kind, bool may_require_tmp,
+                               bool dst_reallocatable, int *stat, int dst_type);
+
+void _gfortran_caf_get_by_ref(caf_token_t *token, int image_index, caf_desc_t *dst,
+                              caf_ref_t *refs, int dst_kind, int src_kind, bool may_require_tmp,
+                              bool dst_reallocatable, int *stat, int src_type)
+{
+    static const char entry[] = "_gfortran_caf_get_by_ref";
+    int target = caf_target(entry, image_index, stat, NULL, 0);
+    if (target < 0 || !valid_token(entry, token, stat))
+        return;
+    ptrdiff_t disp;
+    caf_section_t rs;
+    const char *why = ref_section(token, refs, &disp, &rs);
+    if (why != NULL) {
+        caf_unsupported(entry, stat, NULL, 0, why);
+        return;
+    }
+    int rc = dst_reallocatable ? reshape_destination(dst, &rs) : RMX_OK;
+    elem_type_t st = {.type = src_type, .kind = src_kind, .size = rs.elem};
+    elem_type_t dt = elem_type_of(dst, dst_kind);
+    if (rc == RMX_OK)
+        rc = get_desc(entry, token, target, disp, &rs, &st, dst, &dt, may_require_tmp, stat);
+    if (rc != CAF_REPORTED)
+        caf_check(entry, rc, stat, NULL, 0);
+}
+
+void _gfortran_caf_send_by_ref(caf_token_t *token, int image_index, caf_desc_t *src,
+                               caf_ref_t *refs, int dst_kind, int src_kind, bool may_require_tmp,
+                               bool dst_reallocatable, int *stat, int dst_type)
+{
+    static const char entry[] = "_gfortran_caf_send_by_ref";
+    (void)dst_reallocatable; /* a coarray is never reallocated by assignment */
+    int target = caf_target(entry, image_index, stat, NULL, 0);
+    if (target < 0 || !valid_token(entry, token, stat))
+        return;
+    ptrdiff_t disp;
+    caf_section_t rs;
+    const char *why = ref_section(token, refs, &disp, &rs);
+    if (why != NULL) {
+        caf_unsupported(entry, stat, NULL, 0, why);
+        return;
+    }
+    elem_type_t dt = {.type = dst_type, .kind = dst_kind, .size = rs.elem};
+    elem_type_t st = elem_type_of(src, src_kind);
+    int rc = send_desc(entry, token, target, (size_t)disp, &rs, &dt, src, &st, may_require_tmp,
+                       stat);
+    if (rc != CAF_REPORTED)
+        caf_check(entry, rc, stat, NULL, 0);
+}

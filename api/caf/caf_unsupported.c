@@ -3,17 +3,12 @@
  * They exist so a program using them links, and then fails loudly at the call, naming it: a
  * nonzero STAT= when the program gave one, error termination otherwise.  Never a silent no-op.
  *
- * The *_by_ref family is what gfortran emits for coindexed references through derived-type
- * components that are allocatable or pointers (x[i]%comp(:)), and IS_PRESENT for such components.
+ * SENDGET_BY_REF and IS_PRESENT are what gfortran emits for coindexed references through
+ * derived-type components that are allocatable or pointers (x[i]%comp(:)); get_by_ref and
+ * send_by_ref serve the plain allocatable-coarray cases in caf_rma.c and refuse the others.
  */
 #include "caf_internal.h"
 
-void _gfortran_caf_get_by_ref(caf_token_t *token, int image_index, caf_desc_t *dst, void *refs,
-                              int dst_kind, int src_kind, bool may_require_tmp,
-                              bool dst_reallocatable, int *stat, int src_type);
-void _gfortran_caf_send_by_ref(caf_token_t *token, int image_index, caf_desc_t *src, void *refs,
-                               int dst_kind, int src_kind, bool may_require_tmp,
-                               bool dst_reallocatable, int *stat, int dst_type);
 void _gfortran_caf_sendget_by_ref(caf_token_t *dst_token, int dst_image_index, void *dst_refs,
                                   caf_token_t *src_token, int src_image_index, void *src_refs,
                                   int dst_kind, int src_kind, bool may_require_tmp,
@@ -22,24 +17,6 @@ int _gfortran_caf_is_present(caf_token_t *token, int image_index, void *refs);
 
 static const char by_ref[] = "coindexed references through allocatable or pointer components "
                              "of derived types";
-
-void _gfortran_caf_get_by_ref(caf_token_t *token, int image_index, caf_desc_t *dst, void *refs,
-                              int dst_kind, int src_kind, bool may_require_tmp,
-                              bool dst_reallocatable, int *stat, int src_type)
-{
-    (void)token, (void)image_index, (void)dst, (void)refs, (void)dst_kind, (void)src_kind;
-    (void)may_require_tmp, (void)dst_reallocatable, (void)src_type;
-    caf_unsupported("_gfortran_caf_get_by_ref", stat, NULL, 0, by_ref);
-}
-
-void _gfortran_caf_send_by_ref(caf_token_t *token, int image_index, caf_desc_t *src, void *refs,
-                               int dst_kind, int src_kind, bool may_require_tmp,
-                               bool dst_reallocatable, int *stat, int dst_type)
-{
-    (void)token, (void)image_index, (void)src, (void)refs, (void)dst_kind, (void)src_kind;
-    (void)may_require_tmp, (void)dst_reallocatable, (void)dst_type;
-    caf_unsupported("_gfortran_caf_send_by_ref", stat, NULL, 0, by_ref);
-}
 
 void _gfortran_caf_sendget_by_ref(caf_token_t *dst_token, int dst_image_index, void *dst_refs,
                                   caf_token_t *src_token, int src_image_index, void *src_refs,
