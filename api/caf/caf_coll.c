@@ -12,10 +12,17 @@
  * image enters only once it has finished reading bank b.  So one sync all per collective.  The
  * window grows (collectively: every image calls collectives in the same order with the same
  * sizes, as the standard requires) when a larger argument comes.
+ *
+ * ERRMSG= is never written here: gfortran 12.2 passes the CO_* errmsg string *by value* (a copy
+ * of the whole CHARACTER on the stack, seen in its generated code), so the `char *errmsg` slot
+ * holds the length instead and nothing written could reach the caller.  STAT= works.
  */
 #include <stdlib.h>
 #include <string.h>
 #include "caf_internal.h"
+
+/* See the top of the file: what arrives in errmsg/errmsg_len of a CO_* call is not usable. */
+#define DROP_ERRMSG() (errmsg = NULL, errmsg_len = 0)
 
 static struct {
     rmx_win_t *win;
@@ -213,12 +220,14 @@ void _gfortran_caf_co_reduce(caf_desc_t *a, void *(*opr)(void *, void *), int op
 void _gfortran_caf_co_sum(caf_desc_t *a, int result_image, int *stat, char *errmsg,
                           size_t errmsg_len)
 {
+    DROP_ERRMSG();
     co_reduction("_gfortran_caf_co_sum", a, result_image, stat, errmsg, errmsg_len, 0, RED_SUM);
 }
 
 void _gfortran_caf_co_min(caf_desc_t *a, int result_image, int *stat, char *errmsg, int a_len,
                           size_t errmsg_len)
 {
+    DROP_ERRMSG();
     co_reduction("_gfortran_caf_co_min", a, result_image, stat, errmsg, errmsg_len, a_len,
                  RED_MIN);
 }
@@ -226,6 +235,7 @@ void _gfortran_caf_co_min(caf_desc_t *a, int result_image, int *stat, char *errm
 void _gfortran_caf_co_max(caf_desc_t *a, int result_image, int *stat, char *errmsg, int a_len,
                           size_t errmsg_len)
 {
+    DROP_ERRMSG();
     co_reduction("_gfortran_caf_co_max", a, result_image, stat, errmsg, errmsg_len, a_len,
                  RED_MAX);
 }
@@ -233,6 +243,7 @@ void _gfortran_caf_co_max(caf_desc_t *a, int result_image, int *stat, char *errm
 void _gfortran_caf_co_broadcast(caf_desc_t *a, int source_image, int *stat, char *errmsg,
                                 size_t errmsg_len)
 {
+    DROP_ERRMSG();
     static const char entry[] = "_gfortran_caf_co_broadcast";
     int src = caf_target(entry, source_image, stat, errmsg, errmsg_len);
     if (src < 0)
@@ -292,6 +303,7 @@ void _gfortran_caf_co_reduce(caf_desc_t *a, void *(*opr)(void *, void *), int op
                              int result_image, int *stat, char *errmsg, int a_len,
                              size_t errmsg_len)
 {
+    DROP_ERRMSG();
     static const char entry[] = "_gfortran_caf_co_reduce";
     (void)a_len;
     int type = a->dtype.type;
