@@ -429,7 +429,9 @@ static int send_desc(const char *entry, caf_token_t *t, int target, size_t offse
     section_of(src, &ls);
     if (!check_shapes(entry, rs, &ls, stat))
         return CAF_REPORTED;
-    if (same_representation(dt, st) && (ls.rank > 0 || rs->rank == 0) && !may_require_tmp)
+    /* Source and destination can only overlap when the destination image is this one. */
+    int overlap = may_require_tmp && target == caf_me();
+    if (same_representation(dt, st) && (ls.rank > 0 || rs->rank == 0) && !overlap)
         return transfer(t, 1, src->base_addr, &ls, target, (ptrdiff_t)offset, rs);
     void *tmp = malloc(rs->count * dt->size);
     if (tmp == NULL)
@@ -475,7 +477,8 @@ static int get_desc(const char *entry, caf_token_t *t, int target, ptrdiff_t dis
     section_of(dest, &ls);
     if (!check_shapes(entry, &ls, rs, stat))
         return CAF_REPORTED;
-    if (same_representation(dt, st) && (rs->rank > 0 || ls.rank == 0) && !may_require_tmp)
+    int overlap = may_require_tmp && target == caf_me();
+    if (same_representation(dt, st) && (rs->rank > 0 || ls.rank == 0) && !overlap)
         return transfer(t, 0, dest->base_addr, &ls, target, disp, rs);
     void *tmp = malloc(rs->count * st->size + 1);
     if (tmp == NULL)
