@@ -543,7 +543,10 @@ void _gfortran_caf_sendget(caf_token_t *dst_token, size_t dst_offset, int dst_im
     /* Get the source section packed into a temporary described like a local array, then send it. */
     size_t bytes = rs_src.count * st.size;
     void *tmp = malloc(bytes > 0 ? bytes : 1);
-    if (tmp == NULL) {
+    caf_desc_t *tdesc = calloc(1, sizeof(caf_desc_t) + sizeof(caf_dim_t));
+    if (tmp == NULL || tdesc == NULL) {
+        free(tmp);
+        free(tdesc);
         caf_check(entry, RMX_ERR_NOMEM, stat, NULL, 0);
         return;
     }
@@ -551,23 +554,17 @@ void _gfortran_caf_sendget(caf_token_t *dst_token, size_t dst_offset, int dst_im
     section_packed(&packed, st.size, rs_src.count);
     int rc = transfer(src_token, 0, tmp, &packed, starget, (ptrdiff_t)src_offset, &rs_src);
     if (rc == RMX_OK) {
-        struct { caf_desc_t d; caf_dim_t dim[1]; } tdesc;
-        memset(&tdesc, 0, sizeof(tdesc));
-        tdesc.d.base_addr = tmp;
-        tdesc.d.dtype = src->dtype;
-        tdesc.d.dtype.rank = rs_src.rank > 0 ? 1 : 0;
-        tdesc.d.span = (ptrdiff_t)st.size;
-        tdesc.d.dim[0] = (caf_dim_t){.stride = 1, .lbound = 1,
-                                     .ubound = (ptrdiff_t)rs_src.count};
-        rc = send_desc(entry, dst_token, dtarget, dst_offset, &rs_dst, &dt, &tdesc.d, &st, 0,
-                       stat);
-        if (rc == CAF_REPORTED) {
-            free(tmp);
-            return;
-        }
+        tdesc->base_addr = tmp;
+        tdesc->dtype = src->dtype;
+        tdesc->dtype.rank = rs_src.rank > 0 ? 1 : 0;
+        tdesc->span = (ptrdiff_t)st.size;
+        tdesc->dim[0] = (caf_dim_t){.stride = 1, .lbound = 1, .ubound = (ptrdiff_t)rs_src.count};
+        rc = send_desc(entry, dst_token, dtarget, dst_offset, &rs_dst, &dt, tdesc, &st, 0, stat);
     }
     free(tmp);
-    caf_check(entry, rc, stat, NULL, 0);
+    free(tdesc);
+    if (rc != CAF_REPORTED)
+        caf_check(entry, rc, stat, NULL, 0);
 }
 
 /* ---------------------------------------------------------------- by reference */
