@@ -11,9 +11,11 @@ program caf_segments
       integer(c_int64_t), intent(out) :: s(10)
     end subroutine
   end interface
-  integer, parameter :: PUTS = 1, FLUSH_EP = 6, FLUSH_WORKER = 7, FLOW_WAITS = 8, BARRIERS = 10
+  integer, parameter :: PUTS = 1, UCP_PUTS = 4, FLUSH_EP = 6, FLUSH_WORKER = 7, FLOW_WAITS = 8
+  integer, parameter :: BARRIERS = 10
   integer, parameter :: k = 8, big_n = 131072
-  integer :: v(64)[*], x, w(5), me, n, right, left, i, round
+  integer :: v(64)[*], x, w(5), me, n, right, left, i, j, round
+  real(8) :: g(12, 10)[*]
   real(8), allocatable :: big(:)[:]
   real(8), allocatable :: back(:)
   integer(c_int64_t) :: s0(10), s1(10), s2(10)
@@ -89,6 +91,27 @@ program caf_segments
   sync all
   if (any(big /= [(real(left * big_n + i, 8), i = 1, big_n)])) error stop 'large put after sync all'
   deallocate(big)
+
+  ! ---- descriptors reach the engine as sections, so contiguity decides the UCP operations:
+  !      g(:, 2:4) is one run of 36 elements (one UCP put, not 36); g(1:6, 2:4) is 3 runs
+  g = 0
+  sync all
+  call caf_rmx_stats(s0)
+  g(:, 2:4)[right] = reshape([(real(i, 8), i = 1, 36)], [12, 3])
+  call caf_rmx_stats(s1)
+  if (s1(UCP_PUTS) - s0(UCP_PUTS) /= 1) error stop 'a contiguous 2-d section must be one UCP put'
+  g(1:6, 6:8)[right] = -1d0
+  call caf_rmx_stats(s2)
+  if (s2(UCP_PUTS) - s1(UCP_PUTS) > 3) error stop 'a 6x3 block of a 12-row array is 3 runs at most'
+  sync all
+  if (any(g(:, 2:4) /= reshape([(real(i, 8), i = 1, 36)], [12, 3]))) error stop 'contiguous 2-d put'
+  do j = 1, 10
+    do i = 1, 12
+      if ((j < 2 .or. j > 4) .and. .not. (i <= 6 .and. j >= 6 .and. j <= 8) .and. g(i, j) /= 0) &
+        error stop 'a 2-d put wrote outside its section'
+    end do
+  end do
+  if (any(g(1:6, 6:8) /= -1d0)) error stop 'block put'
 
   ! ---- sync memory ends the segment too: puts to our own image are complete after it
   v(50)[me] = 77
