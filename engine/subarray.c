@@ -143,6 +143,27 @@ void rmx_sub_cursor_init(rmx_sub_cursor_t *c, const rmx_sub_layout_t *l)
     c->off = l->base;
 }
 
+size_t rmx_sub_count_runs(const rmx_sub_layout_t *l)
+{
+    rmx_sub_cursor_t c;
+    size_t n = 0, off, len;
+    rmx_sub_cursor_init(&c, l);
+    while (rmx_sub_cursor_next(&c, &off, &len))
+        n++;
+    return n;
+}
+
+size_t rmx_sub_longest_run(const rmx_sub_layout_t *l)
+{
+    rmx_sub_cursor_t c;
+    size_t most = 0, off, len;
+    rmx_sub_cursor_init(&c, l);
+    while (rmx_sub_cursor_next(&c, &off, &len))
+        if (len > most)
+            most = len;
+    return most;
+}
+
 void rmx_sub_walk_init(rmx_sub_walk_t *w, const rmx_sub_layout_t *local,
                        const rmx_sub_layout_t *remote)
 {
@@ -155,12 +176,7 @@ void rmx_sub_walk_init(rmx_sub_walk_t *w, const rmx_sub_layout_t *local,
  * remain). */
 static int load_local_run(rmx_sub_walk_t *w)
 {
-    if (w->loc_left > 0)
-        return 1;
-    if (!rmx_sub_cursor_next(&w->loc, &w->loc_off))
-        return 0;
-    w->loc_left = w->loc.l->run_bytes;
-    return 1;
+    return w->loc_left > 0 || rmx_sub_cursor_next(&w->loc, &w->loc_off, &w->loc_left);
 }
 
 int rmx_sub_walk_next_piece(rmx_sub_walk_t *w, size_t *loff, size_t *len)
@@ -181,9 +197,9 @@ int rmx_sub_walk_next_run(rmx_sub_walk_t *w, size_t *roff, size_t *rlen)
     size_t loff, len;
     while (rmx_sub_walk_next_piece(w, &loff, &len))
         ;
-    if (!rmx_sub_cursor_next(&w->rem, roff))
+    if (!rmx_sub_cursor_next(&w->rem, roff, rlen))
         return 0;
-    w->rem_left = *rlen = w->rem.l->run_bytes;
+    w->rem_left = *rlen;
     return load_local_run(w);
 }
 
@@ -211,20 +227,26 @@ static int check_sub_call(rmx_win_t *win, const void *buf, const rmx_sub_t *loca
     return rmx_check_target(win, target, disp, R->hi);
 }
 
-/* Scratch for runs covered by several local pieces: on the stack when small, else one heap
- * buffer per call (every remote run has the same length, so it is allocated once). */
+/* Scratch for runs covered by several local pieces: on the stack when small, else a heap buffer
+ * that grows to the longest such run of the call. */
 #define STAGE_ON_STACK 4096
 typedef struct stage {
     unsigned char small[STAGE_ON_STACK];
     unsigned char *heap;
+    size_t cap;
 } stage_t;
 
 static unsigned char *stage_get(stage_t *st, size_t len)
 {
     if (len <= STAGE_ON_STACK)
         return st->small;
-    if (st->heap == NULL)
-        st->heap = malloc(len);
+    if (len > st->cap) {
+        unsigned char *p = realloc(st->heap, len);
+        if (p == NULL)
+            return NULL;
+        st->heap = p;
+        st->cap = len;
+    }
     return st->heap;
 }
 
@@ -241,6 +263,7 @@ int rmx_put_sub(rmx_win_t *win, const void *src, const rmx_sub_t *local, int tar
     rmx_sub_walk_init(&w, &L, &R);
     stage_t st;
     st.heap = NULL;
+    st.cap = 0;
     size_t roff, rlen, loff, len;
     while (rc == RMX_OK && rmx_sub_walk_next_run(&w, &roff, &rlen)) {
         if (rmx_sub_walk_run_is_one_piece(&w, &loff)) {
@@ -300,6 +323,7 @@ int rmx_get_sub(rmx_win_t *win, void *dst, const rmx_sub_t *local, int target, s
     rmx_sub_walk_init(&w, &L, &R);
     stage_t st;
     st.heap = NULL;
+    st.cap = 0;
     size_t roff, rlen, loff, len;
     while (rc == RMX_OK && rmx_sub_walk_next_run(&w, &roff, &rlen)) {
         ctx->stats.ucp_gets++;

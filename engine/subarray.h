@@ -30,9 +30,9 @@
 typedef struct rmx_sub_layout {
     size_t elem_size;
     size_t nelem;                       /* elements in the section (0: empty section)   */
-    size_t run_elems;                   /* contiguous length, in elements               */
+    size_t run_elems;                   /* contiguous length by the design's rule       */
     size_t run_bytes;                   /* run_elems * elem_size                        */
-    size_t nruns;                       /* nelem / run_elems                            */
+    size_t nruns;                       /* nelem / run_elems (before merging touching runs) */
     size_t base;                        /* offset of the section's first element        */
     size_t lo, hi;                      /* bytes touched: [lo, hi) (lo == hi when empty) */
     int nouter;                         /* dimensions walked outside a run              */
@@ -54,34 +54,56 @@ int rmx_sub_match(const rmx_sub_layout_t *local, const rmx_sub_layout_t *remote)
  * 0 for an invalid descriptor or an empty section. */
 size_t rmx_sub_contig_elems(const rmx_sub_t *s);
 
-/* Start offsets of one section's runs, in element order. */
+/*
+ * The runs of one section, in element order.  Runs of the layout that happen to touch (the last
+ * element of one row adjacent to the first of the next, as in a(1:39:2,:) of a(39,n)) are merged,
+ * so the cursor returns maximal runs: run lengths are multiples of run_bytes and may vary.
+ */
 typedef struct rmx_sub_cursor {
     const rmx_sub_layout_t *l;
-    size_t left;                        /* runs not yet returned                        */
-    size_t off;                         /* offset of the next run                       */
+    size_t left;                        /* layout runs not yet returned                 */
+    size_t off;                         /* offset of the next layout run                */
     size_t idx[RMX_SUB_MAX_RANK];       /* odometer over the outer dimensions           */
 } rmx_sub_cursor_t;
 
 void rmx_sub_cursor_init(rmx_sub_cursor_t *c, const rmx_sub_layout_t *l);
-/* Offset of the next run into *off; 0 when every run was returned. */
-static inline int rmx_sub_cursor_next(rmx_sub_cursor_t *c, size_t *off)
+
+/* Step the odometer to the next layout run (left > 0 on entry). */
+static inline void rmx_sub_cursor_step(rmx_sub_cursor_t *c)
 {
-    if (c->left == 0)
-        return 0;
-    *off = c->off;
     if (--c->left == 0)
-        return 1;
+        return;
     const rmx_sub_layout_t *l = c->l;
     for (int d = 0; d < l->nouter; d++) {
         if (++c->idx[d] < l->count[d]) {
             c->off += l->step[d];
-            return 1;
+            return;
         }
         c->idx[d] = 0;
         c->off -= (l->count[d] - 1) * l->step[d];
     }
-    return 1; /* not reached: left > 0 implies an odometer digit could advance */
 }
+
+/* The next maximal run: offset and length in bytes.  0 when every run was returned. */
+static inline int rmx_sub_cursor_next(rmx_sub_cursor_t *c, size_t *off, size_t *len)
+{
+    if (c->left == 0)
+        return 0;
+    size_t run = c->l->run_bytes, start = c->off, n = run;
+    rmx_sub_cursor_step(c);
+    while (c->left > 0 && c->off == start + n) {
+        n += run;
+        rmx_sub_cursor_step(c);
+    }
+    *off = start;
+    *len = n;
+    return 1;
+}
+
+/* Number of maximal runs (= UCP operations a transfer to this section takes).  O(nruns). */
+size_t rmx_sub_count_runs(const rmx_sub_layout_t *l);
+/* Length in bytes of the longest maximal run.  O(nruns). */
+size_t rmx_sub_longest_run(const rmx_sub_layout_t *l);
 
 /*
  * The joint walk.  Pieces are cut at every local and remote run boundary: a piece is the
