@@ -653,3 +653,20 @@ Test(subarray, bad_descriptors_give_their_code_and_send_nothing_2_ranks, .timeou
 {
     run_ranks(2, rank_bad_descriptors, NULL);
 }
+
+/* ---------------------------------------------------------------- the fuzz target, briefly */
+
+/* `make fuzz` builds it (clang); when present, 20000 deterministic runs (about a second) must
+ * find nothing.  Crash inputs and the log land next to the binary. */
+Test(subarray, fuzz_target_20000_runs_if_built, .timeout = 120)
+{
+    const char *dir = RMX_TEST_BIN_DIR;
+    char bin[1024], cmd[4096];
+    snprintf(bin, sizeof(bin), "%s/fuzz_subarray", dir);
+    if (access(bin, X_OK) != 0)
+        cr_skip_test("%s not built (make fuzz)", bin);
+    snprintf(cmd, sizeof(cmd), "%s -runs=20000 -seed=1 -artifact_prefix=%s/ > %s/fuzz_subarray.log 2>&1",
+             bin, dir, dir);
+    int st = system(cmd);
+    cr_expect_eq(st, 0, "fuzz_subarray found a failing input: see %s/fuzz_subarray.log", dir);
+}
