@@ -12,9 +12,10 @@
  *
  * Packing many short remote runs into one active message that the target scatters was measured
  * (tests/prog_sub_bench.c) and not adopted: over shared memory it lost at every shape tried, by
- * 2x (1024 runs of 8 B) to 60x (64 runs of 4 KiB), even with the target spinning in a progress
- * loop, and a target busy computing delays it by the whole busy time, which breaks the one-sided
- * guarantee; per-run puts complete with no target involvement.  See the figures in the bench.
+ * 2x (1024 runs of 8 B) to over 100x (64 runs of 4 KiB), even with the target spinning in a
+ * progress loop; and a target busy computing delays it by the whole busy time, which breaks the
+ * one-sided guarantee, while per-run puts complete with no target involvement.  Figures in the
+ * bench.
  */
 #include <stdlib.h>
 #include "internal.h"

@@ -72,7 +72,8 @@ static size_t naive_offset(const rmx_sub_t *s, size_t e)
 {
     size_t off = 0, pitch = s->elem_size;
     for (int i = 0; i < s->rank; i++) {
-        const rmx_sub_dim_t *d = s->order == RMX_ORDER_FORTRAN ? &s->dim[i] : &s->dim[s->rank - 1 - i];
+        int k = s->order == RMX_ORDER_FORTRAN ? i : s->rank - 1 - i;
+        const rmx_sub_dim_t *d = &s->dim[k];
         off += (d->first + (e % d->count) * d->stride) * pitch;
         e /= d->count;
         pitch *= d->extent;

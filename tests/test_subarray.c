@@ -665,8 +665,9 @@ Test(subarray, fuzz_target_20000_runs_if_built, .timeout = 120)
     snprintf(bin, sizeof(bin), "%s/fuzz_subarray", dir);
     if (access(bin, X_OK) != 0)
         cr_skip_test("%s not built (make fuzz)", bin);
-    snprintf(cmd, sizeof(cmd), "%s -runs=20000 -seed=1 -artifact_prefix=%s/ > %s/fuzz_subarray.log 2>&1",
-             bin, dir, dir);
+    snprintf(cmd, sizeof(cmd),
+             "%s -runs=20000 -seed=1 -artifact_prefix=%s/ > %s/fuzz_subarray.log 2>&1", bin, dir,
+             dir);
     int st = system(cmd);
     cr_expect_eq(st, 0, "fuzz_subarray found a failing input: see %s/fuzz_subarray.log", dir);
 }
