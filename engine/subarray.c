@@ -1,7 +1,8 @@
 /*
  * subarray.c — the descriptor arithmetic under rmx_put_sub / rmx_get_sub: validation of
- * rmx_sub_t, the layout (byte offsets, contiguous length, the dimensions left to walk) and the joint walk of
- * a local and a remote section (see subarray.h and DESIGN.md "Subarrays and contiguity").
+ * rmx_sub_t, the layout (byte offsets, contiguous length, the dimensions left to walk) and the
+ * joint walk of a local and a remote section (see subarray.h and DESIGN.md "Subarrays and
+ * contiguity").
  *
  * Pure computation with no UCX underneath, so the unit tests and the libFuzzer target
  * (tests/fuzz_subarray.c) link this file alone.
