@@ -1,8 +1,8 @@
 /*
  * subarray.h — the internal subarray API: turn an rmx_sub_t into a checked layout (byte offsets,
  * contiguous run length, the dimensions left to walk), and walk a local and a remote section
- * together in element order.  rmx_put_sub / rmx_get_sub (subarray.c) are built on it, and so is
- * the Fortran-coarray layer, which maps gfortran array descriptors onto rmx_sub_t.
+ * together in element order.  rmx_put_sub / rmx_get_sub (subarray_rma.c) are built on it, and so
+ * is the Fortran-coarray layer, which maps gfortran array descriptors onto rmx_sub_t.
  *
  * Everything here is pure computation on descriptors (no context, no wire), so it is unit-tested
  * and fuzzed on its own.
