@@ -562,6 +562,41 @@ Test(subarray, column_to_row_and_back_2_ranks, .timeout = 60)
     run_ranks_cfg(2, rank_column_to_row, NULL, &cfg, 50);
 }
 
+/* A get_sub after a put_sub of the same section in one segment sees the put (the tracker's
+ * flow dependency covers subarrays too). */
+static int rank_get_sub_after_put_sub(const rmx_config_t *cfg, void *arg)
+{
+    (void)arg;
+    rmx_ctx_t *ctx;
+    RANK_OK(rmx_init(cfg, &ctx));
+    int me = rmx_rank(ctx), n = rmx_size(ctx);
+    void *base;
+    rmx_win_t *win;
+    RANK_OK(rmx_win_allocate(ctx, 64 * 64 * 4, &base, &win));
+    const size_t d[2][4] = {{64, 3, 20, 3}, {64, 5, 7, 2}}; /* Fortran a(4:61:3, 6:18:2) */
+    rmx_sub_t s = make_sub(4, RMX_ORDER_FORTRAN, 2, d);
+    const size_t packed[1][4] = {{140, 0, 140, 1}};
+    rmx_sub_t p = make_sub(4, RMX_ORDER_FORTRAN, 1, packed);
+    uint32_t out[140], in[140];
+    for (int round = 0; round < 20; round++) {
+        for (int i = 0; i < 140; i++)
+            out[i] = (uint32_t)(me * 100000 + round * 1000 + i);
+        RANK_OK(rmx_put_sub(win, out, &p, (me + 1) % n, 0, &s));
+        memset(in, 0, sizeof(in));
+        RANK_OK(rmx_get_sub(win, in, &p, (me + 1) % n, 0, &s));
+        RANK_ASSERT(memcmp(in, out, sizeof(in)) == 0, "round %d", round);
+    }
+    RANK_OK(rmx_sync_all(ctx));
+    RANK_OK(rmx_win_free(&win));
+    RANK_OK(rmx_finalize(ctx));
+    return 0;
+}
+
+Test(subarray, get_sub_after_put_sub_sees_the_put_2_ranks, .timeout = 60)
+{
+    run_ranks(2, rank_get_sub_after_put_sub, NULL);
+}
+
 /* ---------------------------------------------------------------- bad calls, 2 ranks */
 
 #define BAD_WIN 512
