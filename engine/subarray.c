@@ -164,39 +164,3 @@ void rmx_sub_walk_init(rmx_sub_walk_t *w, const rmx_sub_layout_t *local,
     rmx_sub_cursor_init(&w->rem, remote);
 }
 
-/* Make sure a local run is current (the element counts match, so one exists while remote bytes
- * remain). */
-static int load_local_run(rmx_sub_walk_t *w)
-{
-    return w->loc_left > 0 || rmx_sub_cursor_next(&w->loc, &w->loc_off, &w->loc_left);
-}
-
-int rmx_sub_walk_next_piece(rmx_sub_walk_t *w, size_t *loff, size_t *len)
-{
-    if (w->rem_left == 0 || !load_local_run(w))
-        return 0;
-    size_t n = w->loc_left < w->rem_left ? w->loc_left : w->rem_left;
-    *loff = w->loc_off;
-    *len = n;
-    w->loc_off += n;
-    w->loc_left -= n;
-    w->rem_left -= n;
-    return 1;
-}
-
-int rmx_sub_walk_next_run(rmx_sub_walk_t *w, size_t *roff, size_t *rlen)
-{
-    size_t loff, len;
-    while (rmx_sub_walk_next_piece(w, &loff, &len))
-        ;
-    if (!rmx_sub_cursor_next(&w->rem, roff, rlen))
-        return 0;
-    w->rem_left = *rlen;
-    return load_local_run(w);
-}
-
-int rmx_sub_walk_run_is_one_piece(const rmx_sub_walk_t *w, size_t *loff)
-{
-    *loff = w->loc_off;
-    return w->loc_left >= w->rem_left;
-}

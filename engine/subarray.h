@@ -119,14 +119,48 @@ typedef struct rmx_sub_walk {
 /* local and remote must have passed rmx_sub_match. */
 void rmx_sub_walk_init(rmx_sub_walk_t *w, const rmx_sub_layout_t *local,
                        const rmx_sub_layout_t *remote);
-/* The next remote run: its offset and length in bytes.  0 at the end.  Any pieces of the
- * previous run not yet taken are skipped. */
-int rmx_sub_walk_next_run(rmx_sub_walk_t *w, size_t *roff, size_t *rlen);
-/* The next local piece covering the current remote run: local offset and length in bytes.
- * 0 once the remote run is covered. */
-int rmx_sub_walk_next_piece(rmx_sub_walk_t *w, size_t *loff, size_t *len);
-/* After rmx_sub_walk_next_run: 1 if a single local piece covers the whole remote run (then no
- * staging is needed: the transfer goes straight from/to local memory at *loff). */
-int rmx_sub_walk_run_is_one_piece(const rmx_sub_walk_t *w, size_t *loff);
+/* The next remote run: its offset and length in bytes; 0 at the end.  Any pieces of the previous
+ * run not yet taken are skipped.
+ * rmx_sub_walk_next_piece: the next local piece covering the current remote run (local offset
+ * and length in bytes); 0 once the remote run is covered.
+ * rmx_sub_walk_run_is_one_piece, after next_run: 1 if a single local piece covers the whole
+ * remote run (no staging needed: the transfer goes straight from/to local memory at *loff).
+ * Inline: they run once per remote run on the put_sub/get_sub path. */
+/* Make sure a local run is current (the element counts match, so one exists while remote bytes
+ * remain). */
+static inline int rmx_sub_walk_load_local_run(rmx_sub_walk_t *w)
+{
+    return w->loc_left > 0 || rmx_sub_cursor_next(&w->loc, &w->loc_off, &w->loc_left);
+}
+
+static inline int rmx_sub_walk_next_piece(rmx_sub_walk_t *w, size_t *loff, size_t *len)
+{
+    if (w->rem_left == 0 || !rmx_sub_walk_load_local_run(w))
+        return 0;
+    size_t n = w->loc_left < w->rem_left ? w->loc_left : w->rem_left;
+    *loff = w->loc_off;
+    *len = n;
+    w->loc_off += n;
+    w->loc_left -= n;
+    w->rem_left -= n;
+    return 1;
+}
+
+static inline int rmx_sub_walk_next_run(rmx_sub_walk_t *w, size_t *roff, size_t *rlen)
+{
+    size_t loff, len;
+    while (rmx_sub_walk_next_piece(w, &loff, &len))
+        ;
+    if (!rmx_sub_cursor_next(&w->rem, roff, rlen))
+        return 0;
+    w->rem_left = *rlen;
+    return rmx_sub_walk_load_local_run(w);
+}
+
+static inline int rmx_sub_walk_run_is_one_piece(const rmx_sub_walk_t *w, size_t *loff)
+{
+    *loff = w->loc_off;
+    return w->loc_left >= w->rem_left;
+}
 
 #endif
