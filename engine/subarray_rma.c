@@ -11,11 +11,12 @@
  * gathered into a staging buffer first (put), or the run is read into staging and scattered (get).
  *
  * Packing many short remote runs into one active message that the target scatters was measured
- * (tests/prog_sub_bench.c) and not adopted: over shared memory it lost at every shape tried, by
- * 2x (1024 runs of 8 B) to over 100x (64 runs of 4 KiB), even with the target spinning in a
- * progress loop; and a target busy computing delays it by the whole busy time, which breaks the
- * one-sided guarantee, while per-run puts complete with no target involvement.  Figures in the
- * bench.
+ * (tests/prog_sub_bench.c) and not adopted.  It can win for runs of 8-64 B, by up to ~6x, but
+ * only while the target sits in a progress loop; for runs of 512 B and more it always lost (6x to
+ * over 100x); a target that computes holds the data back for the whole busy time (milliseconds
+ * where per-run puts take microseconds); and a segment end would need an acknowledgement from
+ * the target, since a flush completes the AM's delivery, not its handler.  Per-run puts complete
+ * with no target involvement, which is the guarantee rmx makes.  Figures in the bench.
  */
 #include <stdlib.h>
 #include "internal.h"

@@ -14,23 +14,26 @@
  *               one-sided library must expect); put_sub is timed against the same busy target
  *   contig_put  one put of M*L contiguous bytes + flush: the floor a packed form could reach
  *
- * Measured 2026-12-02 on the 2-core VM, load average ~7 (other builds running), UCX 1.13.1,
- * rma and am both over sysv/posix shared memory, K=200, microseconds per section:
+ * Measured 2026-12-02 on the 2-core VM shared with other builds (load average 7 to 11), UCX
+ * 1.13.1, rma and am both over sysv/posix shared memory, K=200; six runs of the whole program.
+ * Microseconds per section, the range of the six medians-of-5 (the load makes it wide):
  *
- *   runs bytes  put_sub raw_puts am_packed am_busy put_sub_busy contig_put
- *   64   8        1.34    0.40     22.60   3304.66     1.48       0.02
- *   256  8        4.65    1.58     48.02   7481.74    14.28       0.03
- *   1024 8       24.53   12.64     55.78   7859.69    23.93       0.08
- *   256  64       4.66    1.76    101.49   5541.44     6.49       0.14
- *   256  512     29.16   13.53    935.68  12014.09    28.92       1.47
- *   64   4096    14.63   25.92   1881.27  12277.55    23.93       3.16
+ *   runs bytes  put_sub     raw_puts   am_packed    am_busy        put_sub_busy  contig_put
+ *   64   8      0.90-1.95   0.38-0.80   0.30-40.5   2000-28500     1.2-13.2      0.02-0.03
+ *   256  8      3.60-7.42   1.58-3.15   0.65-50.9   5000-31000     4.5-15.4      0.03-0.06
+ *   1024 8      24.5-190    7.42-27.7   2.68-268    4850-34900     16-34         0.07-0.13
+ *   256  64     3.88-21.6   1.76-3.24   1.70-146    4900-31700     4.3-14.9      0.13-0.21
+ *   256  512    7.85-52.1   5.38-29.2   188-936     4660-24200     14-35         1.27-1.54
+ *   64   4096   4.73-14.6   4.34-25.9   201-2213    2400-22600     24-63         2.73-3.16
  *
- * (A first run with K=50 gave the same ordering.)  Packing loses everywhere here: the AM needs the
- * target's CPU, which on a loaded machine arrives late, and a target that computes (am_busy,
- * BUSY_MS of busy loop, stretched by the load) holds the data back for that long, while per-run
- * puts complete with the target busy (put_sub_busy).  A put of the packed bytes to a scratch area
- * plus a small AM would add an operation to the same target dependence, so it was not pursued.
- * Decision: rmx_put_sub keeps one UCP put per remote run.
+ * Reading: packing into one AM wins for runs of 8-64 B when the target's progress loop happens
+ * to have a CPU (up to ~6x, e.g. 256 x 8 B: 0.65 vs 4.28), and loses by 10-30x when it does not;
+ * for runs of 512 B and more it always loses (two extra copies and a multi-fragment eager AM).
+ * With the target computing (am_busy: BUSY_MS of busy loop, stretched by the load) the packed
+ * data waits for the target, milliseconds, while per-run puts complete with the target busy
+ * (put_sub_busy).  A put of the packed bytes to a scratch area plus a small AM has the same
+ * target dependence and one more operation, so it was not pursued.
+ * Decision: rmx_put_sub keeps one UCP put per remote run (one-sided, never waits on the target).
  *
  * Usage: prog_sub_bench [K]   (prints one line per (M, L); timings are medians of 5 trials).
  * Not a test: nothing here asserts on time.  It includes engine/internal.h to reach the UCP
