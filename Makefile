@@ -6,6 +6,7 @@
 #   make perf    run the benchmark on 2 local ranks (rmx beside raw UCP)
 #   make asan    the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make valgrind  the whole suite under valgrind memcheck
+#   make fuzz    build/tests/fuzz_subarray, a libFuzzer target (clang); make check then runs it briefly
 # Sources are found by wildcard: a new engine/*.c, transports/*.c, tests/test_*.c or perf/*.c file
 # needs no edit here.  BUILD=dir puts every artefact in dir (parallel builds, sanitizer builds).
 
@@ -48,7 +49,7 @@ CAF_FC  ?= gfortran
 CAF_FFLAGS ?= -fcoarray=lib -O2 -g -Wall -Werror -ffree-line-length-none
 CAF_LIBS = $(BUILD)/libcaf_rmx.a $(BUILD)/librmx.a $(LDFLAGS) $(LDLIBS_ALL)
 
-.PHONY: all deps check perf asan valgrind clean lib tests caf perf-caf
+.PHONY: all deps check perf asan valgrind clean lib tests fuzz caf perf-caf
 
 all: lib $(BUILD)/rmx_perf caf
 
@@ -130,6 +131,14 @@ valgrind: tests
 	UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none \
 	valgrind --error-exitcode=99 --trace-children=yes --leak-check=full --errors-for-leak-kinds=definite \
 	  --suppressions=tests/valgrind.supp -q ./$(BUILD)/rmx_tests $(CHECK_ARGS)
+
+# The subarray descriptor arithmetic has no UCX underneath, so the fuzz target links it alone.
+FUZZ_CC ?= clang
+fuzz: $(BUILD)/tests/fuzz_subarray
+$(BUILD)/tests/fuzz_subarray: tests/fuzz_subarray.c engine/subarray.c engine/subarray.h api/rmx.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -O1 -g $(WARN) -fsanitize=fuzzer,address,undefined \
+	  -fno-sanitize-recover=undefined -o $@ tests/fuzz_subarray.c engine/subarray.c
 
 clean:
 	rm -rf build build-*
