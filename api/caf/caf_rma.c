@@ -19,12 +19,6 @@
 #include <string.h>
 #include "caf_internal.h"
 
-/* rmx_put_sub / rmx_get_sub come from engine/subarray.c; until it is in main, sections that are not
- * contiguous are walked run by run here (CAF_USE_SUB 0). */
-#ifndef CAF_USE_SUB
-#define CAF_USE_SUB 0
-#endif
-
 typedef struct caf_section {
     size_t elem;                 /* bytes per element */
     int rank;                    /* 0: scalar */
@@ -139,7 +133,6 @@ void caf_desc_unpack(const caf_desc_t *d, const void *packed)
         memcpy((char *)d->base_addr + w.off, (const char *)packed + i * s.elem, s.elem);
 }
 
-#if CAF_USE_SUB
 /* A section as an rmx_sub_t of one Fortran-order array whose first element is the section's: each
  * dimension's extent is the next dimension's element stride divided by the product of the extents
  * before it.  Fails (0) when strides are not positive multiples nested that way. */
@@ -179,7 +172,6 @@ static int section_to_sub(const caf_section_t *s, rmx_sub_t *sub)
     }
     return 1;
 }
-#endif
 
 /* The lowest byte offset a section touches (negative strides reach below its first element). */
 static ptrdiff_t section_low(const caf_section_t *s)
@@ -205,13 +197,11 @@ static int transfer(caf_token_t *t, int put, void *local, const caf_section_t *l
         return put ? rmx_put(t->win, local, len, target, (size_t)disp)
                    : rmx_get(t->win, local, len, target, (size_t)disp);
     }
-#if CAF_USE_SUB
     rmx_sub_t lsub, rsub;
     if (section_to_sub(ls, &lsub) && section_to_sub(rs, &rsub))
         return put ? rmx_put_sub(t->win, local, &lsub, target, (size_t)disp, &rsub)
                    : rmx_get_sub(t->win, local, &lsub, target, (size_t)disp, &rsub);
-#endif
-    /* One rmx call per run of elements contiguous on both sides. */
+    /* Negative or non-nesting strides: one rmx call per run contiguous on both sides. */
     walker_t lw, rw;
     walker_init(&lw, ls);
     walker_init(&rw, rs);
