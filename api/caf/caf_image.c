@@ -347,7 +347,7 @@ void _gfortran_caf_stop_numeric(int code, bool quiet)
 
 void _gfortran_caf_stop_str(const char *str, size_t len, bool quiet)
 {
-    if (!quiet)
+    if (!quiet && len > 0) /* a bare STOP arrives here with no string: silent, as without coarrays */
         fprintf(stderr, "STOP %.*s\n", (int)len, str);
     _gfortran_caf_finalize();
     exit(0);
