@@ -72,11 +72,11 @@ program bench_caf
     print '(a,i0)', 'images ', n
     print '(a12,f14.3,a)', names(1), best(1) / nsmall * 1d6, ' us/op'
     print '(a12,f14.3,a)', names(2), best(2) / nsmall * 1d6, ' us/op'
-    print '(a12,f14.1,a)', names(3), 8d0 * nbig / best(3) / 1d6, ' MB/s'
-    print '(a12,f14.1,a)', names(4), 8d0 * nbig / best(4) / 1d6, ' MB/s'
-    print '(a12,f14.1,a)', names(7), 8d0 * nbig / best(7) / 1d6, ' MB/s'
-    print '(a12,f14.1,a)', names(5), 8d0 * (nr / 2) * nc / best(5) / 1d6, ' MB/s'
-    print '(a12,f14.1,a)', names(6), 8d0 * (nr / 2) * nc / best(6) / 1d6, ' MB/s'
+    print '(a12,f14.3,a)', names(3), 8d0 * nbig / best(3) / 1d6, ' MB/s'
+    print '(a12,f14.3,a)', names(4), 8d0 * nbig / best(4) / 1d6, ' MB/s'
+    print '(a12,f14.3,a)', names(7), 8d0 * nbig / best(7) / 1d6, ' MB/s'
+    print '(a12,f14.3,a)', names(5), 8d0 * (nr / 2) * nc / best(5) / 1d6, ' MB/s'
+    print '(a12,f14.3,a)', names(6), 8d0 * (nr / 2) * nc / best(6) / 1d6, ' MB/s'
   end if
 contains
   subroutine start()
