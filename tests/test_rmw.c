@@ -572,3 +572,136 @@ Test(rmw, created_window_inc_sum_prod_4_ranks, .timeout = 60)
 {
     run_ranks(4, rank_created_window_inc, NULL);
 }
+
+/* ---- bad input: the exact code, nothing written at the target, the result buffer untouched */
+#define ERR_WIN_BYTES 256
+
+static void expect_untouched(const unsigned char *res, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        RANK_ASSERT(res[i] == 0xcd, "result byte %zu written by a rejected call", i);
+}
+
+static int rank_rmw_bad_inputs(const rmx_config_t *cfg, void *arg)
+{
+    (void)arg;
+    rmx_ctx_t *ctx;
+    RANK_OK(rmx_init(cfg, &ctx));
+    int me = rmx_rank(ctx), n = rmx_size(ctx), t = (me + 1) % n;
+    unsigned char *base;
+    rmx_win_t *win;
+    RANK_OK(rmx_win_allocate(ctx, ERR_WIN_BYTES, (void **)&base, &win));
+    memset(base, 0xab, ERR_WIN_BYTES);
+    RANK_OK(rmx_sync_all(ctx));
+    int64_t a[4] = {1, 2, 3, 4}, b[4] = {5, 6, 7, 8};
+    unsigned char res[64];
+    memset(res, 0xcd, sizeof(res));
+    const size_t W = ERR_WIN_BYTES;
+
+    /* window */
+    RANK_RC(RMX_ERR_WIN, rmx_rmw(NULL, a, 1, RMX_INT64, res, t, 0, 0, RMX_OP_SUM));
+    RANK_RC(RMX_ERR_WIN, rmx_rmw2(NULL, a, 1, RMX_INT64, b, res, t, 0, 0, RMX_OP2_COMP_SWAP));
+    /* ranks */
+    RANK_RC(RMX_ERR_RANK, rmx_rmw(win, a, 1, RMX_INT64, res, -1, 0, 0, RMX_OP_SUM));
+    RANK_RC(RMX_ERR_RANK, rmx_rmw(win, a, 1, RMX_INT64, res, n, 0, 0, RMX_OP_SUM));
+    RANK_RC(RMX_ERR_RANK, rmx_rmw2(win, a, 1, RMX_INT64, b, res, n + 3, 0, 0, RMX_OP2_COMP_SWAP));
+    /* range: disp + count * size within the target's window */
+    RANK_RC(RMX_ERR_RANGE, rmx_rmw(win, a, 1, RMX_INT64, res, t, W, 0, RMX_OP_SUM));
+    RANK_RC(RMX_ERR_RANGE, rmx_rmw(win, a, 1, RMX_INT64, res, t, W - 4, 0, RMX_OP_SUM));
+    RANK_RC(RMX_ERR_RANGE, rmx_rmw(win, a, 2, RMX_INT64, res, t, W - 8, 0, RMX_OP_SUM));
+    RANK_RC(RMX_ERR_RANGE, rmx_rmw(win, a, 2, RMX_INT32, res, t, W - 4, 0, RMX_OP_INC));
+    RANK_RC(RMX_ERR_RANGE, rmx_rmw(win, a, 0x7fffffff, RMX_INT64, res, t, 0, 0, RMX_OP_SUM));
+    RANK_RC(RMX_ERR_RANGE, rmx_rmw(win, a, 1, RMX_INT64, res, t, SIZE_MAX - 3, 0, RMX_OP_SUM));
+    RANK_RC(RMX_ERR_RANGE, rmx_rmw2(win, a, 4, RMX_INT64, b, res, t, W - 24, 0, RMX_OP2_COMP_SWAP));
+    /* alignment: disp a multiple of the element size */
+    RANK_RC(RMX_ERR_ALIGN, rmx_rmw(win, a, 1, RMX_INT64, res, t, 4, 0, RMX_OP_SUM));
+    RANK_RC(RMX_ERR_ALIGN, rmx_rmw(win, a, 1, RMX_UINT64, res, t, 1, 0, RMX_OP_INC));
+    RANK_RC(RMX_ERR_ALIGN, rmx_rmw(win, a, 1, RMX_INT32, res, t, 2, 0, RMX_OP_SWAP));
+    RANK_RC(RMX_ERR_ALIGN, rmx_rmw(win, a, 1, RMX_FLOAT, res, t, 6, 0, RMX_OP_MAX));
+    RANK_RC(RMX_ERR_ALIGN, rmx_rmw(win, a, 3, RMX_DOUBLE, res, t, 12, 0, RMX_OP_SUM));
+    RANK_RC(RMX_ERR_ALIGN, rmx_rmw2(win, a, 1, RMX_INT64, b, res, t, 4, 0, RMX_OP2_COMP_SWAP));
+    /* datatypes: unknown, and logical / bitwise / mask ops on floating point */
+    RANK_RC(RMX_ERR_DATATYPE, rmx_rmw(win, a, 1, (rmx_dtype_t)-1, res, t, 0, 0, RMX_OP_SUM));
+    RANK_RC(RMX_ERR_DATATYPE, rmx_rmw(win, a, 1, RMX_DTYPE_COUNT, res, t, 0, 0, RMX_OP_SUM));
+    RANK_RC(RMX_ERR_DATATYPE, rmx_rmw2(win, a, 1, RMX_DTYPE_COUNT, b, res, t, 0, 0,
+                                       RMX_OP2_COMP_SWAP));
+    static const rmx_rmw_op_t not_for_floats[] = {RMX_OP_LAND, RMX_OP_LOR, RMX_OP_LXOR,
+                                                  RMX_OP_BAND, RMX_OP_BOR, RMX_OP_BXOR};
+    for (size_t i = 0; i < sizeof(not_for_floats) / sizeof(not_for_floats[0]); i++) {
+        RANK_RC(RMX_ERR_DATATYPE, rmx_rmw(win, a, 1, RMX_FLOAT, res, t, 0, 0, not_for_floats[i]));
+        RANK_RC(RMX_ERR_DATATYPE, rmx_rmw(win, a, 1, RMX_DOUBLE, NULL, t, 0, 0, not_for_floats[i]));
+    }
+    RANK_RC(RMX_ERR_DATATYPE, rmx_rmw2(win, a, 1, RMX_FLOAT, b, res, t, 0, 0, RMX_OP2_MASK_SWAP));
+    RANK_RC(RMX_ERR_DATATYPE, rmx_rmw2(win, a, 1, RMX_DOUBLE, b, res, t, 0, 0, RMX_OP2_MASK_SWAP));
+    /* operations */
+    RANK_RC(RMX_ERR_OP, rmx_rmw(win, a, 1, RMX_INT64, res, t, 0, 0, (rmx_rmw_op_t)-1));
+    RANK_RC(RMX_ERR_OP, rmx_rmw(win, a, 1, RMX_INT64, res, t, 0, 0, RMX_OP_COUNT));
+    RANK_RC(RMX_ERR_OP, rmx_rmw2(win, a, 1, RMX_INT64, b, res, t, 0, 0, (rmx_rmw2_op_t)-1));
+    RANK_RC(RMX_ERR_OP, rmx_rmw2(win, a, 1, RMX_INT64, b, res, t, 0, 0, RMX_OP2_COUNT));
+    /* arguments: count, operands, assert bits */
+    RANK_RC(RMX_ERR_ARG, rmx_rmw(win, a, 0, RMX_INT64, res, t, 0, 0, RMX_OP_SUM));
+    RANK_RC(RMX_ERR_ARG, rmx_rmw(win, a, -4, RMX_INT64, res, t, 0, 0, RMX_OP_SUM));
+    RANK_RC(RMX_ERR_ARG, rmx_rmw2(win, a, 0, RMX_INT64, b, res, t, 0, 0, RMX_OP2_COMP_SWAP));
+    RANK_RC(RMX_ERR_ARG, rmx_rmw(win, NULL, 1, RMX_INT64, res, t, 0, 0, RMX_OP_SUM));
+    RANK_RC(RMX_ERR_ARG, rmx_rmw(win, NULL, 1, RMX_INT64, res, t, 0, 0, RMX_OP_SWAP));
+    RANK_RC(RMX_ERR_ARG, rmx_rmw2(win, NULL, 1, RMX_INT64, b, res, t, 0, 0, RMX_OP2_COMP_SWAP));
+    RANK_RC(RMX_ERR_ARG, rmx_rmw2(win, a, 1, RMX_INT64, NULL, res, t, 0, 0, RMX_OP2_MASK_SWAP));
+    RANK_RC(RMX_ERR_ARG, rmx_rmw(win, a, 1, RMX_INT64, res, t, 0, 0x4, RMX_OP_SUM));
+    RANK_RC(RMX_ERR_ARG, rmx_rmw(win, a, 1, RMX_INT64, res, t, 0, -1, RMX_OP_SUM));
+    RANK_RC(RMX_ERR_ARG, rmx_rmw2(win, a, 1, RMX_INT64, b, res, t, 0, 0x100, RMX_OP2_COMP_SWAP));
+    /* an implicit epoch inside an explicit one on the same target */
+    static const rmx_lock_t types[] = {RMX_LOCK_EXCLUSIVE, RMX_LOCK_SHARED};
+    for (int k = 0; k < 2; k++) {
+        RANK_OK(rmx_win_lock(win, types[k], t, 0));
+        RANK_RC(RMX_ERR_EPOCH, rmx_rmw(win, a, 1, RMX_INT64, res, t, 0,
+                                       RMX_MODE_PASSIVE_EPOCH_IMPLICIT, RMX_OP_SUM));
+        RANK_RC(RMX_ERR_EPOCH, rmx_rmw(win, a, 1, RMX_INT64, res, t, 0,
+                                       RMX_MODE_PASSIVE_EPOCH_IMPLICIT | RMX_MODE_NOCHECK,
+                                       RMX_OP_SUM));
+        RANK_RC(RMX_ERR_EPOCH, rmx_rmw2(win, a, 1, RMX_INT64, b, res, t, 0,
+                                        RMX_MODE_PASSIVE_EPOCH_IMPLICIT, RMX_OP2_COMP_SWAP));
+        RANK_OK(rmx_win_unlock(win, t));
+    }
+    expect_untouched(res, sizeof(res));
+
+    /* none of it reached any window */
+    RANK_OK(rmx_sync_all(ctx));
+    for (size_t i = 0; i < W; i++)
+        RANK_ASSERT(base[i] == 0xab, "byte %zu of my window changed to %#x", i, base[i]);
+
+    /* the remote address must be aligned too, not only disp: a window starting at +4 */
+    unsigned char *raw = aligned_alloc(64, 128);
+    RANK_ASSERT(raw != NULL);
+    memset(raw, 0xab, 128);
+    rmx_win_t *odd;
+    RANK_OK(rmx_win_create(ctx, raw + 4, 64, &odd));
+    RANK_RC(RMX_ERR_ALIGN, rmx_rmw(odd, a, 1, RMX_INT64, res, t, 0, 0, RMX_OP_SUM));
+    RANK_RC(RMX_ERR_ALIGN, rmx_rmw(odd, a, 1, RMX_DOUBLE, res, t, 8, 0, RMX_OP_SUM));
+    RANK_RC(RMX_ERR_ALIGN, rmx_rmw2(odd, a, 1, RMX_UINT64, b, res, t, 16, 0, RMX_OP2_COMP_SWAP));
+    RANK_RC(RMX_ERR_ALIGN, rmx_rmw(odd, a, 1, RMX_INT64, res, t, 4, 0, RMX_OP_SUM)); /* disp */
+    expect_untouched(res, sizeof(res));
+    /* ...while a 4-byte element at disp 0 is fine, and lands at the window's base */
+    RANK_OK(rmx_rmw(odd, NULL, 1, RMX_UINT32, NULL, t, 0, 0, RMX_OP_INC));
+    RANK_OK(rmx_sync_all(ctx));
+    uint32_t first;
+    memcpy(&first, raw + 4, 4);
+    RANK_ASSERT(first == 0xabababacu, "the INC landed elsewhere: %#x", first);
+    for (size_t i = 0; i < 128; i++)
+        RANK_ASSERT((i >= 4 && i < 8) || raw[i] == 0xab, "byte %zu of the created window changed", i);
+    RANK_OK(rmx_win_free(&odd));
+    free(raw);
+
+    /* a freed window */
+    rmx_win_t *stale = win;
+    RANK_OK(rmx_win_free(&win));
+    RANK_RC(RMX_ERR_WIN, rmx_rmw(stale, a, 1, RMX_INT64, res, t, 0, 0, RMX_OP_SUM));
+    RANK_RC(RMX_ERR_WIN, rmx_rmw2(stale, a, 1, RMX_INT64, b, res, t, 0, 0, RMX_OP2_COMP_SWAP));
+    expect_untouched(res, sizeof(res));
+    RANK_OK(rmx_finalize(ctx));
+    return 0;
+}
+
+Test(rmw, bad_inputs_give_their_code_and_write_nothing_2_ranks, .timeout = 60)
+{
+    run_ranks(2, rank_rmw_bad_inputs, NULL);
+}
