@@ -424,8 +424,12 @@ static int rank_inc_contention(const rmx_config_t *cfg, void *arg)
         RANK_ASSERT(base[0] == total, "counter %" PRIu64 ", want %" PRIu64, base[0], total);
         RANK_ASSERT(base[1] == total * (total - 1) / 2,
                     "the old values fetched are not 0..%" PRIu64 " once each", total - 1);
-        fprintf(stderr, "[smoke] %d ranks x %d fetch-INC: %.2f s on rank 0\n", n, iters, t1 - t0);
     }
+    rmx_stats_t st;
+    RANK_OK(rmx_stats(ctx, &st));
+    RANK_ASSERT(st.ucp_amos >= (uint64_t)iters, "the INCs were not all UCP atomics");
+    fprintf(stderr, "[smoke] rank %d: [%.4f, %.4f] %d fetch-INC: %.4f s\n", me, fmod(t0, 100),
+            fmod(t1, 100), iters, t1 - t0);
     RANK_OK(rmx_finalize(ctx));
     return 0;
 }
