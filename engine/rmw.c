@@ -25,6 +25,11 @@
  * target.  The CSWAP itself is on the exact bits observed, so a concurrent change between two
  * bit patterns of equal value (-0.0 -> +0.0) is still detected and retried.
  *
+ * Epochs: RMX_MODE_PASSIVE_EPOCH_IMPLICIT wraps the call in rmx_win_lock(EXCLUSIVE) /
+ * rmx_win_unlock, image control included; with RMX_MODE_NOCHECK no lock is taken.  Either form
+ * inside an explicit epoch of this rank on the same target is a nested epoch: RMX_ERR_EPOCH.
+ * Without an assert the call is simply atomic.  NO_OP with a NULL result sends nothing.
+ *
  * Completion: a fetching atomic is complete at the target when it returns (the reply came back).
  * A non-fetching one is only locally complete, so one endpoint flush per call finishes them:
  * a later get or atomic from this rank then sees the update whatever lanes UCP picks.
