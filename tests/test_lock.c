@@ -319,3 +319,47 @@ Test(lock, misuse_gives_its_code_2_ranks, .timeout = 60)
 {
     run_ranks(2, rank_lock_errors, NULL);
 }
+
+/* ---- a writer gets in while readers keep taking the lock ----------------------------- */
+/* Ranks 1..3 read in a loop under shared locks until they see the flag; rank 0 waits until all
+ * of them are reading, then takes the exclusive lock and sets the flag.  Readers give way to a
+ * waiting writer, so this ends; the deadline turns starvation into a failure. */
+static int rank_writer_not_starved(const rmx_config_t *cfg, void *arg)
+{
+    (void)arg;
+    rmx_ctx_t *ctx;
+    RANK_OK(rmx_init(cfg, &ctx));
+    int me = rmx_rank(ctx), n = rmx_size(ctx);
+    uint64_t *base;
+    rmx_win_t *win;
+    RANK_OK(rmx_win_allocate(ctx, 64, (void **)&base, &win));
+    RANK_OK(rmx_sync_all(ctx));
+    const size_t FLAG = 0, READING = 8;
+    double until = now_s() + DEADLINE_S;
+    if (me == 0) {
+        while (fetch_word(win, 0, READING) < (uint64_t)(n - 1))
+            RANK_ASSERT(now_s() < until, "readers did not start");
+        RANK_OK(rmx_win_lock(win, RMX_LOCK_EXCLUSIVE, 0, 0));
+        uint64_t one = 1;
+        RANK_OK(rmx_put(win, &one, 8, 0, FLAG));
+        RANK_OK(rmx_win_unlock(win, 0));
+    } else {
+        add_word(win, 0, READING, 1);
+        uint64_t flag = 0, rounds = 0;
+        while (flag == 0) {
+            RANK_ASSERT(now_s() < until, "the writer never got in (%" PRIu64 " reads)", rounds);
+            RANK_OK(rmx_win_lock(win, RMX_LOCK_SHARED, 0, 0));
+            RANK_OK(rmx_get(win, &flag, 8, 0, FLAG));
+            RANK_OK(rmx_win_unlock(win, 0));
+            rounds++;
+        }
+    }
+    RANK_OK(rmx_sync_all(ctx));
+    RANK_OK(rmx_finalize(ctx));
+    return 0;
+}
+
+Test(lock, writer_gets_in_while_readers_keep_reading_4_ranks, .timeout = 60)
+{
+    run_ranks(4, rank_writer_not_starved, NULL);
+}
