@@ -43,8 +43,6 @@ CHECK_ENV  ?=
 CAF_SRC  = $(wildcard api/caf/*.c)
 CAF_OBJ  = $(CAF_SRC:%.c=$(BUILD)/obj/%.o)
 CAF_PROG = $(patsubst tests/caf/%.f90,$(BUILD)/tests/caf/%,$(wildcard tests/caf/*.f90))
-# TEMPORARY until engine/rmw.c + lock.c (branch rmw) are in main: their programs cannot link yet.
-CAF_PROG := $(if $(wildcard engine/rmw.c),$(CAF_PROG),$(filter-out %/caf_atomic %/caf_lock,$(CAF_PROG)))
 CAF_FC  ?= gfortran
 CAF_FFLAGS ?= -fcoarray=lib -O2 -g -Wall -Werror -ffree-line-length-none
 CAF_LIBS = $(BUILD)/libcaf_rmx.a $(BUILD)/librmx.a $(LDFLAGS) $(LDLIBS_ALL)

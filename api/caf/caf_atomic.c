@@ -10,8 +10,9 @@
 #include <sched.h>
 #include "caf_internal.h"
 
-/* Atomics need no lock of rmx's: each element is atomic on its own. */
-#define CAF_ATOMIC_ASSERT (RMX_MODE_PASSIVE_EPOCH_IMPLICIT | RMX_MODE_NOCHECK)
+/* No epoch: a Fortran atomic is no image control statement, and each element of an rmx_rmw is
+ * atomic on its own (rmw.c: "without an assert the call is simply atomic"). */
+#define CAF_ATOMIC_ASSERT 0
 
 /* gfortran's atomic operation codes (libgfortran.h: GFC_CAF_ATOMIC_*) */
 enum { CAF_ATOMIC_ADD = 1, CAF_ATOMIC_AND, CAF_ATOMIC_OR, CAF_ATOMIC_XOR };
