@@ -62,6 +62,8 @@ program caf_images
   sync images(n + 5, stat=st, errmsg=msg)
   if (st == 0) error stop 'sync images with a bad image index must fail'
   if (len_trim(msg) == 0) error stop 'errmsg not set'
+  sync images([1, 1], stat=st)
+  if (st == 0) error stop 'sync images with an image listed twice must fail'
 
   if (image_status(1) /= 0) error stop 'image_status'
   if (size(failed_images()) /= 0) error stop 'failed_images'

@@ -11,6 +11,7 @@ program caf_lock
   integer :: total[*], crit_total[*], per_lock(3)[*]
   integer :: me, n, i, t, st, cnt
   logical :: got
+  character(len=80) :: msg
 
   me = this_image(); n = num_images()
   total = 0; crit_total = 0; per_lock = 0
@@ -46,8 +47,11 @@ program caf_lock
   sync all
 
   ! ---- UNLOCK of a lock this image does not hold is an error condition
-  unlock(lk[1], stat=st)
+  msg = ''
+  unlock(lk[1], stat=st, errmsg=msg)
   if (st /= STAT_UNLOCKED) error stop 'unlock of an unlocked lock: STAT_UNLOCKED'
+  if (index(msg, 'not locked') == 0) error stop 'unlock of an unlocked lock: ERRMSG='
+  sync all
 
   ! ---- CRITICAL: the same read-modify-write, no lock variable in sight
   do i = 1, reps
