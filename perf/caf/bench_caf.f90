@@ -9,25 +9,34 @@
 !   get_1MiB_re  the same into an allocatable array (gfortran: get_by_ref, reallocating)  (MB/s)
 !   put_block2d  g(1:512,1:256)[r] = ..  of a 1024 x 256 real(8) array: 256 runs of 4 KiB (MB/s)
 !   put_strided  g(1:1024:2,1:256)[r] = .. every other element: 131072 runs of 8 B     (MB/s)
+!   atomic_add   natom ATOMIC_ADD to the neighbour's counter                 (us per op)
+!   lock_pair    nlock LOCK + UNLOCK of the neighbour's lock                 (us per pair)
+!   sync_all     nsync SYNC ALL                                               (us per op)
+!   co_sum       nsync CO_SUM of one integer                                  (us per op)
 ! Each figure is the best of `reps` repetitions (least disturbed by the other load on the host).
 program bench_caf
+  use, intrinsic :: iso_fortran_env, only: atomic_int_kind, lock_type
   implicit none
   integer, parameter :: nsmall = 20000, nbig = 131072, reps = 5
-  integer, parameter :: nr = 1024, nc = 256
+  integer, parameter :: nr = 1024, nc = 256, natom = 2000, nlock = 500, nsync = 200
+  integer(atomic_int_kind) :: acount[*]
+  type(lock_type) :: lk[*]
   integer :: small(nsmall)[*]
   real(8), allocatable :: big(:)[:], g(:, :)[:]
   real(8), allocatable :: src(:), blk(:, :), half(:, :)
   integer :: me, n, right, i, r, x
   integer(8) :: t0, t1, rate
-  real(8) :: best(7), t
+  real(8) :: best(11), t
   real(8), save :: fixed(nbig)
-  character(len=12), parameter :: names(7) = [character(len=12) :: 'small_put', 'small_get', &
-       'put_1MiB', 'get_1MiB', 'put_block2d', 'put_strided', 'get_1MiB_re']
+  character(len=12), parameter :: names(11) = [character(len=12) :: 'small_put', 'small_get', &
+       'put_1MiB', 'get_1MiB', 'put_block2d', 'put_strided', 'get_1MiB_re', 'atomic_add', &
+       'lock_pair', 'sync_all', 'co_sum']
 
   me = this_image(); n = num_images(); right = 1 + mod(me, n)
   allocate(big(nbig)[*], g(nr, nc)[*], src(nbig), blk(nr / 2, nc), half(nr / 2, nc))
   src = [(real(i, 8), i = 1, nbig)]
   blk = 1d0; half = 2d0; small = 0; big = 0; g = 0
+  call atomic_define(acount, 0)
   call system_clock(count_rate=rate)
   best = huge(1d0)
   x = 0
@@ -63,11 +72,39 @@ program bench_caf
     call start()
     g(1:nr:2, :)[right] = half
     call stop_and_keep(6)
+
+    call start()
+    do i = 1, natom
+      call atomic_add(acount[right], 1)
+    end do
+    call stop_and_keep(8)
+
+    call start()
+    do i = 1, nlock
+      lock(lk[right])
+      unlock(lk[right])
+    end do
+    call stop_and_keep(9)
+
+    call start()
+    do i = 1, nsync
+      sync all
+    end do
+    call stop_and_keep(10)
+
+    call start()
+    do i = 1, nsync
+      x = x + 1
+      call co_sum(x)
+    end do
+    call stop_and_keep(11)
   end do
   ! The data must have arrived, or the timings mean nothing.
   if (small(nsmall) /= nsmall + reps .or. big(nbig) /= nbig) error stop 'bench: puts lost'
   if (g(nr / 2, nc) /= 1d0 .or. g(nr - 1, nc) /= 2d0 .or. g(nr, nc) /= 0d0) error stop 'bench: 2-d'
   if (x == -1 .or. fixed(1) < 0) print *, x
+  call atomic_ref(x, acount)
+  if (x /= reps * natom) error stop 'bench: atomics lost'
   if (me == 1) then
     print '(a,i0)', 'images ', n
     print '(a12,f14.3,a)', names(1), best(1) / nsmall * 1d6, ' us/op'
@@ -77,6 +114,10 @@ program bench_caf
     print '(a12,f14.3,a)', names(7), 8d0 * nbig / best(7) / 1d6, ' MB/s'
     print '(a12,f14.3,a)', names(5), 8d0 * (nr / 2) * nc / best(5) / 1d6, ' MB/s'
     print '(a12,f14.3,a)', names(6), 8d0 * (nr / 2) * nc / best(6) / 1d6, ' MB/s'
+    print '(a12,f14.3,a)', names(8), best(8) / natom * 1d6, ' us/op'
+    print '(a12,f14.3,a)', names(9), best(9) / nlock * 1d6, ' us/op'
+    print '(a12,f14.3,a)', names(10), best(10) / nsync * 1d6, ' us/op'
+    print '(a12,f14.3,a)', names(11), best(11) / nsync * 1d6, ' us/op'
   end if
 contains
   subroutine start()
