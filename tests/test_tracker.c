@@ -248,6 +248,9 @@ static int rank_put_after_put(const rmx_config_t *cfg, void *arg)
         RANK_ASSERT(check_pattern(base, c->shift, left, 2 * round) == c->shift, "round %d", round);
         RANK_ASSERT(check_pattern(base + c->shift, c->len_b, left, 2 * round + 1) == c->len_b,
                     "round %d: B lost to A", round);
+        for (size_t i = c->shift + c->len_b; i < c->len_a; i++)
+            RANK_ASSERT(base[i] == pattern_byte(left, i, 2 * round), "round %d: A's byte %zu", round,
+                        i);
         RANK_OK(rmx_sync_all(ctx));
     }
     free(a);
@@ -257,6 +260,7 @@ static int rank_put_after_put(const rmx_config_t *cfg, void *arg)
 }
 
 static overlap_case_t small_coalesced = {{0, 0}, 64, 64, 32, 0, 1};
+static overlap_case_t small_inside = {{0, 0}, 64, 16, 8, 0, 1};
 static overlap_case_t small_uncoalesced = {{1, 0}, 64, 64, 32, 1, 2};
 static overlap_case_t large_both = {{0, 0}, 65536, 65536, 4096, 1, 2};
 static overlap_case_t large_then_small = {{0, 0}, 65536, 64, 1000, 1, 2};
@@ -266,6 +270,10 @@ static overlap_case_t disjoint_large = {{0, 0}, 65536, 65536, 65536, 0, 2};
 Test(tracker, put_after_put_coalesced_last_writer_wins, .timeout = 60)
 {
     run_ranks_cfg(2, rank_put_after_put, &small_coalesced, NULL, 60);
+}
+Test(tracker, put_after_put_coalesced_inside_last_writer_wins, .timeout = 60)
+{
+    run_ranks_cfg(2, rank_put_after_put, &small_inside, NULL, 60);
 }
 Test(tracker, put_after_put_small_uncoalesced_fences, .timeout = 60)
 {
@@ -439,7 +447,8 @@ Test(tracker, scattered_puts_overflow_range_list_safely, .timeout = 60)
 /* ---------------------------------------------------------------- sync_images */
 
 /* Rank 0 puts to rank 2 then syncs with rank 1 only; rank 1 then syncs with rank 2; rank 2 must
- * see rank 0's put (segment order is transitive), although 0 and 2 never synced directly. */
+ * see rank 0's put (segment order is transitive), although 0 and 2 never synced directly.  Rank 0
+ * then waits (through rank 1) until rank 2 has looked, so nothing else completes the put first. */
 static int rank_sync_images_transitive(const rmx_config_t *cfg, void *arg)
 {
     rmx_ctx_t *ctx = init_mode(cfg, arg);
@@ -452,14 +461,17 @@ static int rank_sync_images_transitive(const rmx_config_t *cfg, void *arg)
         if (me == 0) {
             RANK_OK(rmx_put(win, &round, sizeof(round), 2, 0));
             RANK_OK(rmx_sync_images(ctx, &one, 1));
+            RANK_OK(rmx_sync_images(ctx, &one, 1)); /* returns after rank 2 has checked */
         } else if (me == 1) {
             RANK_OK(rmx_sync_images(ctx, &zero, 1));
             RANK_OK(rmx_sync_images(ctx, &two, 1));
+            RANK_OK(rmx_sync_images(ctx, &two, 1));
+            RANK_OK(rmx_sync_images(ctx, &zero, 1));
         } else {
             RANK_OK(rmx_sync_images(ctx, &one, 1));
             RANK_ASSERT(*slot == round, "round %llu: slot %llu", U(round), U(*slot));
+            RANK_OK(rmx_sync_images(ctx, &one, 1));
         }
-        RANK_OK(rmx_sync_images(ctx, NULL, 0)); /* nobody writes before rank 2 has looked */
     }
     RANK_OK(rmx_finalize(ctx));
     return 0;
