@@ -25,7 +25,8 @@
 #include <stdlib.h>
 #include "internal.h"
 
-#define RANGE_CAP 16 /* pending ranges per target before the list coarsens */
+#define RANGE_CAP 16             /* pending ranges per target before the list coarsens */
+#define STAGE_MAX (64u << 10)    /* larger runs gain nothing over one put; the buffer stays small */
 
 typedef struct range {
     rmx_win_t *win;
@@ -61,7 +62,8 @@ int rmx_tracker_create(rmx_ctx_t *ctx)
     rmx_tracker_t *t = calloc(1, sizeof(*t));
     if (t == NULL)
         return RMX_ERR_NOMEM;
-    t->coalesce_max = ctx->cfg.coalesce_disable ? 0 : ctx->cfg.coalesce_max;
+    size_t max = ctx->cfg.coalesce_max < STAGE_MAX ? ctx->cfg.coalesce_max : STAGE_MAX;
+    t->coalesce_max = ctx->cfg.coalesce_disable ? 0 : max;
     t->tgt = calloc((size_t)ctx->size, sizeof(*t->tgt));
     t->touched = calloc((size_t)ctx->size, sizeof(*t->touched));
     if (t->tgt == NULL || t->touched == NULL) {
