@@ -23,46 +23,14 @@
  * the buffer is free again as soon as the run is issued.
  */
 #include <stdlib.h>
-#include "internal.h"
-
-#define RANGE_CAP 16             /* pending ranges per target before the list coarsens */
-#define STAGE_MAX (64u << 10)    /* larger runs gain nothing over one put; the buffer stays small */
-
-typedef struct range {
-    rmx_win_t *win;
-    size_t lo, hi;          /* [lo, hi) in the target's part of win */
-    uint64_t epoch;         /* fence epoch the last put merged in here was issued in */
-} range_t;
-
-typedef struct stage {
-    rmx_win_t *win;         /* NULL: nothing staged */
-    size_t lo, hi;
-    unsigned char *buf;     /* [coalesce_max]; buf[0] holds byte lo */
-} stage_t;
-
-typedef struct target_state {
-    stage_t stage;
-    int nranges;
-    int all_dirty;          /* the list overflowed: every byte of the target counts as pending */
-    uint64_t all_dirty_epoch;
-    int touched;            /* listed in tracker->touched */
-    range_t ranges[RANGE_CAP];
-} target_state_t;
-
-typedef struct rmx_tracker {
-    size_t coalesce_max;    /* 0: coalescing off */
-    uint64_t epoch;         /* ucp_worker_fence calls so far */
-    target_state_t **tgt;   /* [size], allocated on first use */
-    int *touched;           /* targets with something staged or pending */
-    int ntouched;
-} rmx_tracker_t;
+#include "tracker.h"
 
 int rmx_tracker_create(rmx_ctx_t *ctx)
 {
     rmx_tracker_t *t = calloc(1, sizeof(*t));
     if (t == NULL)
         return RMX_ERR_NOMEM;
-    size_t max = ctx->cfg.coalesce_max < STAGE_MAX ? ctx->cfg.coalesce_max : STAGE_MAX;
+    size_t max = ctx->cfg.coalesce_max < RMX_STAGE_MAX ? ctx->cfg.coalesce_max : RMX_STAGE_MAX;
     t->coalesce_max = ctx->cfg.coalesce_disable ? 0 : max;
     t->tgt = calloc((size_t)ctx->size, sizeof(*t->tgt));
     t->touched = calloc((size_t)ctx->size, sizeof(*t->touched));
@@ -94,15 +62,15 @@ void rmx_tracker_destroy(rmx_ctx_t *ctx)
 
 /* ---------------------------------------------------------------- per-target state */
 
-static target_state_t *state_of(rmx_tracker_t *t, int target)
+static rmx_target_state_t *state_of(rmx_tracker_t *t, int target)
 {
-    target_state_t *ts = t->tgt[target];
+    rmx_target_state_t *ts = t->tgt[target];
     if (ts == NULL)
         ts = t->tgt[target] = calloc(1, sizeof(*ts));
     return ts;
 }
 
-static void mark_touched(rmx_tracker_t *t, target_state_t *ts, int target)
+static void mark_touched(rmx_tracker_t *t, rmx_target_state_t *ts, int target)
 {
     if (!ts->touched) {
         ts->touched = 1;
@@ -115,17 +83,17 @@ static inline int overlaps(size_t lo, size_t hi, size_t a, size_t b)
     return lo < b && a < hi;
 }
 
-static inline int has_pending(const target_state_t *ts)
+static inline int has_pending(const rmx_target_state_t *ts)
 {
     return ts->nranges > 0 || ts->all_dirty;
 }
 
-static int pending_overlap(const target_state_t *ts, rmx_win_t *win, size_t lo, size_t hi)
+static int pending_overlap(const rmx_target_state_t *ts, rmx_win_t *win, size_t lo, size_t hi)
 {
     if (ts->all_dirty)
         return 1;
     for (int i = ts->nranges - 1; i >= 0; i--) {
-        const range_t *r = &ts->ranges[i];
+        const rmx_range_t *r = &ts->ranges[i];
         if (r->win == win && overlaps(lo, hi, r->lo, r->hi))
             return 1;
     }
@@ -133,13 +101,13 @@ static int pending_overlap(const target_state_t *ts, rmx_win_t *win, size_t lo, 
 }
 
 /* Overlap with a put issued since the last fence: only those can still be reordered. */
-static int unfenced_overlap(const rmx_tracker_t *t, const target_state_t *ts, rmx_win_t *win,
+static int unfenced_overlap(const rmx_tracker_t *t, const rmx_target_state_t *ts, rmx_win_t *win,
                             size_t lo, size_t hi)
 {
     if (ts->all_dirty && ts->all_dirty_epoch == t->epoch)
         return 1;
     for (int i = ts->nranges - 1; i >= 0; i--) {
-        const range_t *r = &ts->ranges[i];
+        const rmx_range_t *r = &ts->ranges[i];
         if (r->epoch == t->epoch && r->win == win && overlaps(lo, hi, r->lo, r->hi))
             return 1;
     }
@@ -147,12 +115,12 @@ static int unfenced_overlap(const rmx_tracker_t *t, const target_state_t *ts, rm
 }
 
 /* The list is full: widen the same-window range nearest to [lo, hi) to cover it too. */
-static void coarsen(rmx_tracker_t *t, target_state_t *ts, rmx_win_t *win, size_t lo, size_t hi)
+static void coarsen(rmx_tracker_t *t, rmx_target_state_t *ts, rmx_win_t *win, size_t lo, size_t hi)
 {
     int best = -1;
     size_t best_gap = SIZE_MAX;
     for (int i = 0; i < ts->nranges; i++) {
-        const range_t *r = &ts->ranges[i];
+        const rmx_range_t *r = &ts->ranges[i];
         if (r->win != win)
             continue;
         size_t gap = r->hi < lo ? lo - r->hi : (hi < r->lo ? r->lo - hi : 0);
@@ -161,19 +129,19 @@ static void coarsen(rmx_tracker_t *t, target_state_t *ts, rmx_win_t *win, size_t
             best = i;
         }
     }
-    if (best < 0) { /* RANGE_CAP windows at once: give up precision for this target */
+    if (best < 0) { /* RMX_RANGE_CAP windows at once: give up precision for this target */
         ts->all_dirty = 1;
         ts->all_dirty_epoch = t->epoch;
         ts->nranges = 0;
         return;
     }
-    range_t *r = &ts->ranges[best];
+    rmx_range_t *r = &ts->ranges[best];
     r->lo = lo < r->lo ? lo : r->lo;
     r->hi = hi > r->hi ? hi : r->hi;
     r->epoch = t->epoch;
 }
 
-static void add_pending(rmx_tracker_t *t, target_state_t *ts, rmx_win_t *win, size_t lo,
+static void add_pending(rmx_tracker_t *t, rmx_target_state_t *ts, rmx_win_t *win, size_t lo,
                         size_t hi)
 {
     if (ts->all_dirty) {
@@ -181,24 +149,24 @@ static void add_pending(rmx_tracker_t *t, target_state_t *ts, rmx_win_t *win, si
         return;
     }
     if (ts->nranges > 0) { /* sequential puts: the newest range usually just grows */
-        range_t *r = &ts->ranges[ts->nranges - 1];
+        rmx_range_t *r = &ts->ranges[ts->nranges - 1];
         if (r->win == win && r->epoch == t->epoch && lo <= r->hi && r->lo <= hi) {
             r->lo = lo < r->lo ? lo : r->lo;
             r->hi = hi > r->hi ? hi : r->hi;
             return;
         }
     }
-    if (ts->nranges == RANGE_CAP) {
+    if (ts->nranges == RMX_RANGE_CAP) {
         coarsen(t, ts, win, lo, hi);
         return;
     }
-    ts->ranges[ts->nranges++] = (range_t){.win = win, .lo = lo, .hi = hi, .epoch = t->epoch};
+    ts->ranges[ts->nranges++] = (rmx_range_t){.win = win, .lo = lo, .hi = hi, .epoch = t->epoch};
 }
 
 /* ---------------------------------------------------------------- issuing */
 
 /* One UCP put of [disp, disp+len), fenced after any unfenced put of overlapping bytes. */
-static int issue_put(rmx_win_t *win, target_state_t *ts, const void *src, size_t len, int target,
+static int issue_put(rmx_win_t *win, rmx_target_state_t *ts, const void *src, size_t len, int target,
                      size_t disp)
 {
     rmx_ctx_t *ctx = win->ctx;
@@ -220,9 +188,9 @@ static int issue_put(rmx_win_t *win, target_state_t *ts, const void *src, size_t
     return rc;
 }
 
-static int issue_stage(target_state_t *ts, int target)
+static int issue_stage(rmx_target_state_t *ts, int target)
 {
-    stage_t *s = &ts->stage;
+    rmx_stage_t *s = &ts->stage;
     rmx_win_t *win = s->win;
     if (win == NULL)
         return RMX_OK;
@@ -230,15 +198,15 @@ static int issue_stage(target_state_t *ts, int target)
     return issue_put(win, ts, s->buf, s->hi - s->lo, target, s->lo);
 }
 
-static inline int stage_overlap(const target_state_t *ts, rmx_win_t *win, size_t lo, size_t hi)
+static inline int stage_overlap(const rmx_target_state_t *ts, rmx_win_t *win, size_t lo, size_t hi)
 {
-    const stage_t *s = &ts->stage;
+    const rmx_stage_t *s = &ts->stage;
     return s->win == win && overlaps(lo, hi, s->lo, s->hi);
 }
 
 /* Extend the staged run by [disp, disp+len) if it touches the run and the result fits.
  * Later bytes overwrite earlier ones: last writer wins, as issued. */
-static inline int stage_merge(stage_t *s, size_t cap, rmx_win_t *win, const void *src, size_t len,
+static inline int stage_merge(rmx_stage_t *s, size_t cap, rmx_win_t *win, const void *src, size_t len,
                               size_t disp)
 {
     if (s->win != win || disp > s->hi || disp + len < s->lo)
@@ -255,12 +223,12 @@ static inline int stage_merge(stage_t *s, size_t cap, rmx_win_t *win, const void
     return 1;
 }
 
-static int stage_put(rmx_win_t *win, target_state_t *ts, const void *src, size_t len, int target,
+static int stage_put(rmx_win_t *win, rmx_target_state_t *ts, const void *src, size_t len, int target,
                      size_t disp)
 {
     rmx_ctx_t *ctx = win->ctx;
     rmx_tracker_t *t = ctx->tracker;
-    stage_t *s = &ts->stage;
+    rmx_stage_t *s = &ts->stage;
     if (stage_merge(s, t->coalesce_max, win, src, len, disp)) {
         ctx->stats.puts_coalesced++;
         return RMX_OK;
@@ -281,7 +249,7 @@ static int stage_put(rmx_win_t *win, target_state_t *ts, const void *src, size_t
 int rmx_tracker_put(rmx_win_t *win, const void *src, size_t len, int target, size_t disp)
 {
     rmx_tracker_t *t = win->ctx->tracker;
-    target_state_t *ts = state_of(t, target);
+    rmx_target_state_t *ts = state_of(t, target);
     if (ts == NULL)
         return RMX_ERR_NOMEM;
     if (len <= t->coalesce_max)
@@ -297,13 +265,13 @@ int rmx_tracker_put(rmx_win_t *win, const void *src, size_t len, int target, siz
 
 /* ---------------------------------------------------------------- completion */
 
-static void clear_pending(target_state_t *ts)
+static void clear_pending(rmx_target_state_t *ts)
 {
     ts->nranges = 0;
     ts->all_dirty = 0;
 }
 
-static int flush_target(rmx_ctx_t *ctx, target_state_t *ts, int target)
+static int flush_target(rmx_ctx_t *ctx, rmx_target_state_t *ts, int target)
 {
     ctx->stats.flushes_ep++;
     clear_pending(ts);
@@ -313,7 +281,7 @@ static int flush_target(rmx_ctx_t *ctx, target_state_t *ts, int target)
 int rmx_tracker_before_access(rmx_win_t *win, int target, size_t disp, size_t len)
 {
     rmx_ctx_t *ctx = win->ctx;
-    target_state_t *ts = ctx->tracker->tgt[target];
+    rmx_target_state_t *ts = ctx->tracker->tgt[target];
     size_t hi = disp + len;
     if (ts == NULL || (!has_pending(ts) && ts->stage.win == NULL)) {
         ctx->stats.waits_avoided++;
@@ -335,7 +303,7 @@ int rmx_tracker_before_access(rmx_win_t *win, int target, size_t disp, size_t le
 int rmx_tracker_note_update(rmx_win_t *win, int target, size_t disp, size_t len)
 {
     rmx_tracker_t *t = win->ctx->tracker;
-    target_state_t *ts = state_of(t, target);
+    rmx_target_state_t *ts = state_of(t, target);
     if (ts == NULL)
         return RMX_ERR_NOMEM;
     add_pending(t, ts, win, disp, disp + len);
@@ -346,7 +314,7 @@ int rmx_tracker_note_update(rmx_win_t *win, int target, size_t disp, size_t len)
 static void untouch_all(rmx_tracker_t *t)
 {
     for (int i = 0; i < t->ntouched; i++) {
-        target_state_t *ts = t->tgt[t->touched[i]];
+        rmx_target_state_t *ts = t->tgt[t->touched[i]];
         clear_pending(ts);
         ts->stage.win = NULL;
         ts->touched = 0;
@@ -383,7 +351,7 @@ int rmx_tracker_complete(rmx_ctx_t *ctx, int target)
 {
     if (target < 0)
         return complete_all(ctx);
-    target_state_t *ts = ctx->tracker->tgt[target];
+    rmx_target_state_t *ts = ctx->tracker->tgt[target];
     if (ts == NULL)
         return RMX_OK;
     int rc = issue_stage(ts, target);
