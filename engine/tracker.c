@@ -21,6 +21,15 @@
  *
  * A staged run lives in the tracker's own buffer; rmx_ucx_put returns after local completion, so
  * the buffer is free again as soon as the run is issued.
+ *
+ * Atomics (engine/rmw.c) call rmx_tracker_before_access like a get, so they follow every
+ * overlapping put; a non-fetching atomic, complete only locally on return, is then recorded with
+ * rmx_tracker_note_update so that later accesses are ordered after it in turn.
+ *
+ * The fence relies on UCX keeping two puts on one endpoint in order after ucp_worker_fence.  In
+ * UCX 1.13 the fence is per transport: puts of different sizes that UCP sends over different
+ * transports (multi-rail, or a zcopy lane on another transport) are not ordered by it.  Local
+ * ranks here send every put size over one transport (sysv, rmx_ucx_ep_describe), so it holds.
  */
 #include <stdlib.h>
 #include "tracker.h"
