@@ -14,10 +14,12 @@
 typedef struct mode {
     int coalesce_disable;
     size_t coalesce_max; /* 0: default */
+    int descending;      /* rank_adjacent_puts: issue the puts from the top down */
 } mode_t_;
 
-static const mode_t_ coalescing_on = {0, 0};
-static const mode_t_ coalescing_off = {1, 0};
+static const mode_t_ coalescing_on = {0, 0, 0};
+static const mode_t_ coalescing_off = {1, 0, 0};
+static const mode_t_ coalescing_on_descending = {0, 0, 1};
 
 static rmx_ctx_t *init_mode(const rmx_config_t *base, const void *arg)
 {
@@ -55,7 +57,8 @@ static int rank_adjacent_puts(const rmx_config_t *cfg, void *arg)
     rmx_win_t *win;
     RANK_OK(rmx_win_allocate(ctx, 1000 * sizeof(uint64_t), (void **)&base, &win));
     RANK_OK(rmx_stats_reset(ctx));
-    for (uint64_t i = 0; i < 1000; i++) {
+    for (uint64_t k = 0; k < 1000; k++) {
+        uint64_t i = m->descending ? 999 - k : k;
         uint64_t v = (uint64_t)me << 32 | i;
         RANK_OK(rmx_put(win, &v, sizeof(v), right, i * sizeof(v)));
     }
@@ -83,6 +86,11 @@ static int rank_adjacent_puts(const rmx_config_t *cfg, void *arg)
 Test(tracker, adjacent_8B_puts_coalesce_to_2_ucp_puts_1_flush, .timeout = 60)
 {
     run_ranks_cfg(2, rank_adjacent_puts, (void *)&coalescing_on, NULL, 60);
+}
+
+Test(tracker, descending_adjacent_puts_coalesce_too, .timeout = 60)
+{
+    run_ranks_cfg(2, rank_adjacent_puts, (void *)&coalescing_on_descending, NULL, 60);
 }
 
 Test(tracker, coalescing_disabled_issues_1000_ucp_puts, .timeout = 60)
@@ -259,13 +267,13 @@ static int rank_put_after_put(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-static overlap_case_t small_coalesced = {{0, 0}, 64, 64, 32, 0, 1};
-static overlap_case_t small_inside = {{0, 0}, 64, 16, 8, 0, 1};
-static overlap_case_t small_uncoalesced = {{1, 0}, 64, 64, 32, 1, 2};
-static overlap_case_t large_both = {{0, 0}, 65536, 65536, 4096, 1, 2};
-static overlap_case_t large_then_small = {{0, 0}, 65536, 64, 1000, 1, 2};
-static overlap_case_t small_then_large = {{0, 0}, 64, 65536, 8, 1, 2};
-static overlap_case_t disjoint_large = {{0, 0}, 65536, 65536, 65536, 0, 2};
+static overlap_case_t small_coalesced = {{0, 0, 0}, 64, 64, 32, 0, 1};
+static overlap_case_t small_inside = {{0, 0, 0}, 64, 16, 8, 0, 1};
+static overlap_case_t small_uncoalesced = {{1, 0, 0}, 64, 64, 32, 1, 2};
+static overlap_case_t large_both = {{0, 0, 0}, 65536, 65536, 4096, 1, 2};
+static overlap_case_t large_then_small = {{0, 0, 0}, 65536, 64, 1000, 1, 2};
+static overlap_case_t small_then_large = {{0, 0, 0}, 64, 65536, 8, 1, 2};
+static overlap_case_t disjoint_large = {{0, 0, 0}, 65536, 65536, 65536, 0, 2};
 
 Test(tracker, put_after_put_coalesced_last_writer_wins, .timeout = 60)
 {
