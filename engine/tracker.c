@@ -124,7 +124,8 @@ static int unfenced_overlap(const rmx_tracker_t *t, const rmx_target_state_t *ts
 }
 
 /* The list is full: widen the same-window range nearest to [lo, hi) to cover it too. */
-static void coarsen(rmx_tracker_t *t, rmx_target_state_t *ts, rmx_win_t *win, size_t lo, size_t hi)
+static void coarsen(rmx_tracker_t *t, rmx_target_state_t *ts, rmx_win_t *win, size_t lo,
+                    size_t hi)
 {
     int best = -1;
     size_t best_gap = SIZE_MAX;
@@ -175,8 +176,8 @@ static void add_pending(rmx_tracker_t *t, rmx_target_state_t *ts, rmx_win_t *win
 /* ---------------------------------------------------------------- issuing */
 
 /* One UCP put of [disp, disp+len), fenced after any unfenced put of overlapping bytes. */
-static int issue_put(rmx_win_t *win, rmx_target_state_t *ts, const void *src, size_t len, int target,
-                     size_t disp)
+static int issue_put(rmx_win_t *win, rmx_target_state_t *ts, const void *src, size_t len,
+                     int target, size_t disp)
 {
     rmx_ctx_t *ctx = win->ctx;
     rmx_tracker_t *t = ctx->tracker;
@@ -207,7 +208,8 @@ static int issue_stage(rmx_target_state_t *ts, int target)
     return issue_put(win, ts, s->buf, s->hi - s->lo, target, s->lo);
 }
 
-static inline int stage_overlap(const rmx_target_state_t *ts, rmx_win_t *win, size_t lo, size_t hi)
+static inline int stage_overlap(const rmx_target_state_t *ts, rmx_win_t *win, size_t lo,
+                                size_t hi)
 {
     const rmx_stage_t *s = &ts->stage;
     return s->win == win && overlaps(lo, hi, s->lo, s->hi);
@@ -215,8 +217,8 @@ static inline int stage_overlap(const rmx_target_state_t *ts, rmx_win_t *win, si
 
 /* Extend the staged run by [disp, disp+len) if it touches the run and the result fits.
  * Later bytes overwrite earlier ones: last writer wins, as issued. */
-static inline int stage_merge(rmx_stage_t *s, size_t cap, rmx_win_t *win, const void *src, size_t len,
-                              size_t disp)
+static inline int stage_merge(rmx_stage_t *s, size_t cap, rmx_win_t *win, const void *src,
+                              size_t len, size_t disp)
 {
     if (s->win != win || disp > s->hi || disp + len < s->lo)
         return 0;
@@ -232,8 +234,8 @@ static inline int stage_merge(rmx_stage_t *s, size_t cap, rmx_win_t *win, const 
     return 1;
 }
 
-static int stage_put(rmx_win_t *win, rmx_target_state_t *ts, const void *src, size_t len, int target,
-                     size_t disp)
+static int stage_put(rmx_win_t *win, rmx_target_state_t *ts, const void *src, size_t len,
+                     int target, size_t disp)
 {
     rmx_ctx_t *ctx = win->ctx;
     rmx_tracker_t *t = ctx->tracker;

@@ -257,8 +257,8 @@ static int rank_put_after_put(const rmx_config_t *cfg, void *arg)
         RANK_ASSERT(check_pattern(base + c->shift, c->len_b, left, 2 * round + 1) == c->len_b,
                     "round %d: B lost to A", round);
         for (size_t i = c->shift + c->len_b; i < c->len_a; i++)
-            RANK_ASSERT(base[i] == pattern_byte(left, i, 2 * round), "round %d: A's byte %zu", round,
-                        i);
+            RANK_ASSERT(base[i] == pattern_byte(left, i, 2 * round), "round %d: A's byte %zu",
+                        round, i);
         RANK_OK(rmx_sync_all(ctx));
     }
     free(a);
