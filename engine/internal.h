@@ -139,9 +139,6 @@ void rmx_tracker_destroy(rmx_ctx_t *ctx);
 int rmx_tracker_put(rmx_win_t *win, const void *src, size_t len, int target, size_t disp);
 /* Before a get (or an atomic) reads/updates [disp, disp+len) at target: resolve dependencies. */
 int rmx_tracker_before_access(rmx_win_t *win, int target, size_t disp, size_t len);
-/* After a non-fetching atomic (complete only locally on return) updated [disp, disp+len) at
- * target: later overlapping gets/atomics flush, puts fence, as after a put. */
-int rmx_tracker_note_update(rmx_win_t *win, int target, size_t disp, size_t len);
 /* Segment end: every outstanding operation complete at its target. target -1: all targets. */
 int rmx_tracker_complete(rmx_ctx_t *ctx, int target);
 /* A window is going away: nothing may remain pending against it. */

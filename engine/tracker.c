@@ -23,8 +23,9 @@
  * the buffer is free again as soon as the run is issued.
  *
  * Atomics (engine/rmw.c) call rmx_tracker_before_access like a get, so they follow every
- * overlapping put; a non-fetching atomic, complete only locally on return, is then recorded with
- * rmx_tracker_note_update so that later accesses are ordered after it in turn.
+ * overlapping put with a flush, never a fence: UCP may send atomics over another transport than
+ * puts (amo on posix, puts on sysv here), and the fence does not order across transports.
+ * rmw.c completes its non-fetching atomics itself, so nothing later needs ordering after them.
  *
  * The fence relies on UCX keeping two puts on one endpoint in order after ucp_worker_fence.  In
  * UCX 1.13 the fence is per transport: puts of different sizes that UCP sends over different
@@ -309,17 +310,6 @@ int rmx_tracker_before_access(rmx_win_t *win, int target, size_t disp, size_t le
     }
     ctx->stats.flow_waits++;
     return flush_target(ctx, ts, target);
-}
-
-int rmx_tracker_note_update(rmx_win_t *win, int target, size_t disp, size_t len)
-{
-    rmx_tracker_t *t = win->ctx->tracker;
-    rmx_target_state_t *ts = state_of(t, target);
-    if (ts == NULL)
-        return RMX_ERR_NOMEM;
-    add_pending(t, ts, win, disp, disp + len);
-    mark_touched(t, ts, target);
-    return RMX_OK;
 }
 
 static void untouch_all(rmx_tracker_t *t)

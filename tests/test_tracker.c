@@ -3,12 +3,8 @@
  * processes: coalescing of adjacent small puts, one flush per segment, flow-dependency waits
  * only on overlap, fences (not waits) between overlapping puts, atomics ordered after puts, and
  * sync_images completing everything (segment order is transitive).
- *
- * Atomics: rmx_rmw is not in this tree yet, so the atomic tests do what engine/rmw.c is to do
- * (rmx_tracker_before_access, then a native UCP atomic on the window) through engine/internal.h.
  */
 #include "harness.h"
-#include "../engine/internal.h"
 
 /* What a rank function is told: how to configure coalescing. */
 typedef struct mode {
@@ -306,29 +302,21 @@ Test(tracker, put_after_put_disjoint_needs_no_fence, .timeout = 60)
 
 /* ---------------------------------------------------------------- atomics after puts */
 
-/* What rmx_rmw does for a fetching 64-bit add: tracker first, then one native atomic. */
 static uint64_t fetch_add(rmx_win_t *win, int target, size_t disp, uint64_t v)
 {
-    rmx_ctx_t *ctx = win->ctx;
-    RANK_OK(rmx_tracker_before_access(win, target, disp, sizeof(v)));
     uint64_t old = 0;
-    RANK_OK(rmx_ucx_amo(&ctx->ucx, rmx_ep(ctx, target), UCP_ATOMIC_OP_ADD, &v, &old, sizeof(v),
-                        win->remote[target].addr + disp, win->remote[target].rkey));
+    RANK_OK(rmx_rmw(win, &v, 1, RMX_UINT64, &old, target, disp, 0, RMX_OP_SUM));
     return old;
 }
 
-/* A non-fetching add: complete only locally on return, so the tracker is told. */
 static void post_add(rmx_win_t *win, int target, size_t disp, uint64_t v)
 {
-    rmx_ctx_t *ctx = win->ctx;
-    RANK_OK(rmx_tracker_before_access(win, target, disp, sizeof(v)));
-    RANK_OK(rmx_ucx_amo(&ctx->ucx, rmx_ep(ctx, target), UCP_ATOMIC_OP_ADD, &v, NULL, sizeof(v),
-                        win->remote[target].addr + disp, win->remote[target].rkey));
-    RANK_OK(rmx_tracker_note_update(win, target, disp, sizeof(v)));
+    RANK_OK(rmx_rmw(win, &v, 1, RMX_UINT64, NULL, target, disp, 0, RMX_OP_SUM));
 }
 
 /* Put a word (staged, or inside a large issued put), add to it atomically: the add sees the put
- * and the word ends as put + add; then a non-fetching add followed by a get. */
+ * after exactly one flow-dependency wait; then a non-fetching add (rmx_rmw completes it) and a
+ * get that must see it, and a second atomic with nothing pending that must not wait. */
 static int rank_atomic_after_put(const rmx_config_t *cfg, void *arg)
 {
     rmx_ctx_t *ctx = init_mode(cfg, arg);
@@ -358,8 +346,10 @@ static int rank_atomic_after_put(const rmx_config_t *cfg, void *arg)
         uint64_t got;
         RANK_OK(rmx_get(win, &got, sizeof(got), right, w * sizeof(uint64_t)));
         RANK_ASSERT(got == v + 7, "round %llu: get overtook the add: %llu", U(round), U(got));
+        RANK_ASSERT(fetch_add(win, right, w * sizeof(uint64_t), 0) == v + 7);
         st = stats_of(ctx);
-        RANK_ASSERT(st.flow_waits == 2, "waits %llu", U(st.flow_waits));
+        RANK_ASSERT(st.flow_waits == 1 && st.atomics == 3, "waits %llu atomics %llu",
+                    U(st.flow_waits), U(st.atomics));
         RANK_OK(rmx_sync_all(ctx));
         RANK_ASSERT(base[w] == round * 1000 + (uint64_t)left + 7, "round %llu: %llu", U(round),
                     U(base[w]));

@@ -13,11 +13,10 @@
  * at each segment end, and compares its own windows with the model (the chunks nobody writes in
  * the next segment at once, everything at the end).
  *
- * Atomics go through the tracker the way engine/rmw.c does (rmx_rmw is not in this tree yet).
+ * Atomics are rmx_rmw SUMs on uint64 words (fetching or not).
  * RMX_TRACKER_SEED=n in the environment replays a failing schedule.
  */
 #include "harness.h"
-#include "../engine/internal.h"
 
 #define MAXR 4
 #define NWIN 2
@@ -190,19 +189,11 @@ static void model_apply(world_t *wd, const op_t *op, unsigned char *scratch)
     }
 }
 
-/* The atomics rmx_rmw will do: the tracker orders them, then one native 64-bit add. */
 static uint64_t atomic_add(world_t *wd, const op_t *op, int fetch)
 {
-    rmx_win_t *win = wd->win[op->win];
-    rmx_ctx_t *ctx = wd->ctx;
-    int t = op->target;
     uint64_t old = 0;
-    RANK_OK(rmx_tracker_before_access(win, t, op->disp, sizeof(uint64_t)));
-    RANK_OK(rmx_ucx_amo(&ctx->ucx, rmx_ep(ctx, t), UCP_ATOMIC_OP_ADD, &op->value,
-                        fetch ? &old : NULL, sizeof(uint64_t), win->remote[t].addr + op->disp,
-                        win->remote[t].rkey));
-    if (!fetch)
-        RANK_OK(rmx_tracker_note_update(win, t, op->disp, sizeof(uint64_t)));
+    RANK_OK(rmx_rmw(wd->win[op->win], &op->value, 1, RMX_UINT64, fetch ? &old : NULL,
+                    op->target, op->disp, 0, RMX_OP_SUM));
     return old;
 }
 
