@@ -1,8 +1,8 @@
 /*
  * test_tracker_random.c — the tracker against a sequential model of the coarray rules.
  *
- * Several ranks run a random mix of puts, gets, fetching and non-fetching atomic adds and local
- * sync_memory calls on two windows (one allocated, one created), with segment ends chosen at
+ * Several ranks run a random mix of puts, gets, fetching and non-fetching atomic adds, local
+ * sync_memory calls and empty lock/unlock epochs on two windows (one allocated, one created), with segment ends chosen at
  * random among sync_all, sync_images(NULL) and sync_images(full list in random order).
  * The schedule is a pure function of (seed, segment, rank), so every rank can replay what every
  * other rank does.  It keeps each result well defined: in each segment every chunk of every
@@ -227,8 +227,16 @@ static void run_op(world_t *wd, int seg, int i, const op_t *op, unsigned char *b
                     (unsigned long long)old, (unsigned long long)model);
         break;
     }
-    case OP_SYNC_MEMORY:
-        RANK_OK(rmx_sync_memory(wd->ctx));
+    case OP_SYNC_MEMORY: /* or an empty passive epoch: image control, ends the segment too */
+        if (op->value % 3 == 0) {
+            RANK_OK(rmx_sync_memory(wd->ctx));
+        } else {
+            rmx_win_t *win = wd->win[op->value / 3 % NWIN];
+            int t = (int)(op->value / 7 % (uint64_t)wd->n);
+            RANK_OK(rmx_win_lock(win, op->value % 3 == 1 ? RMX_LOCK_EXCLUSIVE : RMX_LOCK_SHARED,
+                                 t, 0));
+            RANK_OK(rmx_win_unlock(win, t));
+        }
         break;
     }
 }
