@@ -94,6 +94,39 @@ Test(tracker, coalescing_disabled_issues_1000_ucp_puts, .timeout = 60)
     run_ranks_cfg(2, rank_adjacent_puts, (void *)&coalescing_off, NULL, 60);
 }
 
+/* A passive epoch is a segment too: 1000 adjacent puts inside lock/unlock leave as at most two
+ * UCP puts, and unlock completes them with one endpoint flush. */
+static int rank_epoch_puts(const rmx_config_t *cfg, void *arg)
+{
+    rmx_ctx_t *ctx = init_mode(cfg, arg);
+    int me = rmx_rank(ctx), n = rmx_size(ctx);
+    int right = (me + 1) % n, left = (me + n - 1) % n;
+    uint64_t *base;
+    rmx_win_t *win;
+    RANK_OK(rmx_win_allocate(ctx, 1000 * sizeof(uint64_t), (void **)&base, &win));
+    RANK_OK(rmx_stats_reset(ctx));
+    RANK_OK(rmx_win_lock(win, RMX_LOCK_EXCLUSIVE, right, 0));
+    for (uint64_t i = 0; i < 1000; i++) {
+        uint64_t v = (uint64_t)me << 32 | i;
+        RANK_OK(rmx_put(win, &v, sizeof(v), right, i * sizeof(v)));
+    }
+    RANK_OK(rmx_win_unlock(win, right));
+    rmx_stats_t st = stats_of(ctx);
+    RANK_ASSERT(st.ucp_puts <= 2 && st.flushes_ep == 1 && st.flushes_worker == 0,
+                "ucp_puts %llu flushes ep %llu worker %llu", U(st.ucp_puts), U(st.flushes_ep),
+                U(st.flushes_worker));
+    RANK_OK(rmx_sync_all(ctx));
+    for (uint64_t i = 0; i < 1000; i++)
+        RANK_ASSERT(base[i] == ((uint64_t)left << 32 | i), "word %llu", U(i));
+    RANK_OK(rmx_finalize(ctx));
+    return 0;
+}
+
+Test(tracker, lock_epoch_puts_coalesce_unlock_flushes_once, .timeout = 60)
+{
+    run_ranks_cfg(2, rank_epoch_puts, (void *)&coalescing_on, NULL, 60);
+}
+
 /* Puts to several targets end with one worker flush, not one flush per put or per target. */
 static int rank_all_targets(const rmx_config_t *cfg, void *arg)
 {
