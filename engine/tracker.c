@@ -59,11 +59,8 @@ void rmx_tracker_destroy(rmx_ctx_t *ctx)
     rmx_tracker_t *t = ctx->tracker;
     if (t == NULL)
         return;
-    for (int r = 0; r < ctx->size; r++) {
-        if (t->tgt[r] != NULL)
-            free(t->tgt[r]->stage.buf);
-        free(t->tgt[r]);
-    }
+    for (int r = 0; r < ctx->size; r++)
+        free(t->tgt[r].stage.buf);
     free(t->tgt);
     free(t->touched);
     free(t);
@@ -71,14 +68,6 @@ void rmx_tracker_destroy(rmx_ctx_t *ctx)
 }
 
 /* ---------------------------------------------------------------- per-target state */
-
-static rmx_target_state_t *state_of(rmx_tracker_t *t, int target)
-{
-    rmx_target_state_t *ts = t->tgt[target];
-    if (ts == NULL)
-        ts = t->tgt[target] = calloc(1, sizeof(*ts));
-    return ts;
-}
 
 static void mark_touched(rmx_tracker_t *t, rmx_target_state_t *ts, int target)
 {
@@ -261,9 +250,7 @@ static int stage_put(rmx_win_t *win, rmx_target_state_t *ts, const void *src, si
 int rmx_tracker_put(rmx_win_t *win, const void *src, size_t len, int target, size_t disp)
 {
     rmx_tracker_t *t = win->ctx->tracker;
-    rmx_target_state_t *ts = state_of(t, target);
-    if (ts == NULL)
-        return RMX_ERR_NOMEM;
+    rmx_target_state_t *ts = &t->tgt[target];
     if (len <= t->coalesce_max)
         return stage_put(win, ts, src, len, target, disp);
     /* A large put goes out at once, after any staged bytes it overwrites. */
@@ -293,9 +280,9 @@ static int flush_target(rmx_ctx_t *ctx, rmx_target_state_t *ts, int target)
 int rmx_tracker_before_access(rmx_win_t *win, int target, size_t disp, size_t len)
 {
     rmx_ctx_t *ctx = win->ctx;
-    rmx_target_state_t *ts = ctx->tracker->tgt[target];
+    rmx_target_state_t *ts = &ctx->tracker->tgt[target];
     size_t hi = disp + len;
-    if (ts == NULL || (!has_pending(ts) && ts->stage.win == NULL)) {
+    if (!has_pending(ts) && ts->stage.win == NULL) {
         ctx->stats.waits_avoided++;
         return RMX_OK;
     }
@@ -315,7 +302,7 @@ int rmx_tracker_before_access(rmx_win_t *win, int target, size_t disp, size_t le
 static void untouch_all(rmx_tracker_t *t)
 {
     for (int i = 0; i < t->ntouched; i++) {
-        rmx_target_state_t *ts = t->tgt[t->touched[i]];
+        rmx_target_state_t *ts = &t->tgt[t->touched[i]];
         clear_pending(ts);
         ts->stage.win = NULL;
         ts->touched = 0;
@@ -329,15 +316,15 @@ static int complete_all(rmx_ctx_t *ctx)
     int rc = RMX_OK, npending = 0, last = -1;
     for (int i = 0; i < t->ntouched; i++) {
         int target = t->touched[i];
-        int rc2 = issue_stage(t->tgt[target], target);
+        int rc2 = issue_stage(&t->tgt[target], target);
         rc = rc != RMX_OK ? rc : rc2;
-        if (has_pending(t->tgt[target])) {
+        if (has_pending(&t->tgt[target])) {
             npending++;
             last = target;
         }
     }
     if (npending == 1) {
-        int rc2 = flush_target(ctx, t->tgt[last], last);
+        int rc2 = flush_target(ctx, &t->tgt[last], last);
         rc = rc != RMX_OK ? rc : rc2;
     } else if (npending > 1) {
         ctx->stats.flushes_worker++;
@@ -352,9 +339,7 @@ int rmx_tracker_complete(rmx_ctx_t *ctx, int target)
 {
     if (target < 0)
         return complete_all(ctx);
-    rmx_target_state_t *ts = ctx->tracker->tgt[target];
-    if (ts == NULL)
-        return RMX_OK;
+    rmx_target_state_t *ts = &ctx->tracker->tgt[target];
     int rc = issue_stage(ts, target);
     if (has_pending(ts)) {
         int rc2 = flush_target(ctx, ts, target);

@@ -36,7 +36,7 @@ typedef struct rmx_target_state {
 typedef struct rmx_tracker {
     size_t coalesce_max;    /* 0: coalescing off */
     uint64_t epoch;         /* ucp_worker_fence calls so far */
-    rmx_target_state_t **tgt; /* [size], allocated on first use */
+    rmx_target_state_t *tgt; /* [size]: one flat array, one load less on the put path */
     int *touched;           /* targets with something staged or pending */
     int ntouched;
 } rmx_tracker_t;
@@ -46,9 +46,7 @@ static inline int rmx_tracker_put_fast(rmx_win_t *win, const void *src, size_t l
 {
     rmx_ctx_t *ctx = win->ctx;
     rmx_tracker_t *t = ctx->tracker;
-    rmx_target_state_t *ts = t->tgt[target];
-    if (ts == NULL)
-        return rmx_tracker_put(win, src, len, target, disp);
+    rmx_target_state_t *ts = &t->tgt[target];
     rmx_stage_t *s = &ts->stage;
     if (s->win == win && disp == s->hi && s->hi - s->lo + len <= t->coalesce_max) {
         memcpy(s->buf + (s->hi - s->lo), src, len);
