@@ -4,10 +4,10 @@
  * api/caf/: the image's rmx context, the coarray token, gfortran's array descriptor, and the
  * error path every entry point uses.
  *
- * Files: caf_image.c (init, finalize, images, register, sync, stop), caf_rma.c (send, get,
- * sendget: descriptors onto rmx_sub_t), caf_atomic.c (atomics, lock/unlock, critical, events),
- * caf_coll.c (co_sum, co_min, co_max, co_broadcast, co_reduce), caf_unsupported.c (the entry
- * points this library does not serve, each failing loudly).
+ * Files: caf_image.c (init, finalize, images, register, sync, stop, status), caf_rma.c (send,
+ * get, sendget, get_by_ref/send_by_ref: descriptors onto rmx_sub_t), caf_atomic.c (atomics,
+ * lock/unlock, critical, events), caf_coll.c (co_sum, co_min, co_max, co_broadcast, co_reduce),
+ * caf_unsupported.c (the entry points this library does not serve, each failing loudly).
  *
  * The ABI is gfortran's, fixed by the compiler: image indices are 1-based, the byte offset passed
  * with a token is measured from the start of this image's copy of the coarray (every image's copy
