@@ -105,6 +105,12 @@ static int unfenced_overlap(const rmx_tracker_t *t, const rmx_target_state_t *ts
 {
     if (ts->all_dirty && ts->all_dirty_epoch == t->epoch)
         return 1;
+    /* Every range written this epoch is inside the hull (rmx_tracker_hull_add). */
+    if (ts->hull_win == NULL || ts->hull_epoch != t->epoch)
+        return 0;
+    if (ts->hull_win != RMX_HULL_MIXED &&
+        (ts->hull_win != win || !overlaps(lo, hi, ts->hull_lo, ts->hull_hi)))
+        return 0;
     for (int i = ts->nranges - 1; i >= 0; i--) {
         const rmx_range_t *r = &ts->ranges[i];
         if (r->epoch == t->epoch && r->win == win && overlaps(lo, hi, r->lo, r->hi))
@@ -113,32 +119,46 @@ static int unfenced_overlap(const rmx_tracker_t *t, const rmx_target_state_t *ts
     return 0;
 }
 
-/* The list is full: widen the same-window range nearest to [lo, hi) to cover it too. */
+/* The list is full: collapse every range of win into one, then add [lo, hi).  The list then has
+ * room for the next puts, so a long walk of separate puts costs O(1) per put amortised; only the
+ * gaps between the collapsed ranges are over-approximated (an extra fence or flush at worst). */
 static void coarsen(rmx_tracker_t *t, rmx_target_state_t *ts, rmx_win_t *win, size_t lo,
                     size_t hi)
 {
-    int best = -1;
-    size_t best_gap = SIZE_MAX;
+    int keep = 0, merged = -1;
     for (int i = 0; i < ts->nranges; i++) {
-        const rmx_range_t *r = &ts->ranges[i];
-        if (r->win != win)
-            continue;
-        size_t gap = r->hi < lo ? lo - r->hi : (hi < r->lo ? r->lo - hi : 0);
-        if (gap < best_gap) {
-            best_gap = gap;
-            best = i;
+        rmx_range_t r = ts->ranges[i];
+        if (r.win != win) {
+            ts->ranges[keep++] = r;
+        } else if (merged < 0) {
+            merged = keep;
+            ts->ranges[keep++] = r;
+        } else {
+            rmx_range_t *m = &ts->ranges[merged];
+            m->lo = r.lo < m->lo ? r.lo : m->lo;
+            m->hi = r.hi > m->hi ? r.hi : m->hi;
+            m->epoch = r.epoch > m->epoch ? r.epoch : m->epoch;
         }
     }
-    if (best < 0) { /* RMX_RANGE_CAP windows at once: give up precision for this target */
+    ts->nranges = keep;
+    if (merged < 0) { /* RMX_RANGE_CAP other windows at once: give up precision for this target */
         ts->all_dirty = 1;
         ts->all_dirty_epoch = t->epoch;
         ts->nranges = 0;
         return;
     }
-    rmx_range_t *r = &ts->ranges[best];
-    r->lo = lo < r->lo ? lo : r->lo;
-    r->hi = hi > r->hi ? hi : r->hi;
-    r->epoch = t->epoch;
+    rmx_range_t *m = &ts->ranges[merged];
+    if (m->epoch == t->epoch) /* its gaps now count as written this epoch */
+        rmx_tracker_hull_add(t, ts, win, m->lo, m->hi);
+    if (ts->nranges == RMX_RANGE_CAP) { /* one range per window and still full: widen ours */
+        m->lo = lo < m->lo ? lo : m->lo;
+        m->hi = hi > m->hi ? hi : m->hi;
+        m->epoch = t->epoch;
+        rmx_tracker_hull_add(t, ts, win, m->lo, m->hi);
+        return;
+    }
+    ts->ranges[ts->nranges++] = (rmx_range_t){.win = win, .lo = lo, .hi = hi, .epoch = t->epoch};
+    rmx_tracker_hull_add(t, ts, win, lo, hi);
 }
 
 static void add_pending(rmx_tracker_t *t, rmx_target_state_t *ts, rmx_win_t *win, size_t lo,
@@ -153,6 +173,7 @@ static void add_pending(rmx_tracker_t *t, rmx_target_state_t *ts, rmx_win_t *win
         if (r->win == win && r->epoch == t->epoch && lo <= r->hi && r->lo <= hi) {
             r->lo = lo < r->lo ? lo : r->lo;
             r->hi = hi > r->hi ? hi : r->hi;
+            rmx_tracker_hull_add(t, ts, win, lo, hi);
             return;
         }
     }
@@ -161,6 +182,7 @@ static void add_pending(rmx_tracker_t *t, rmx_target_state_t *ts, rmx_win_t *win
         return;
     }
     ts->ranges[ts->nranges++] = (rmx_range_t){.win = win, .lo = lo, .hi = hi, .epoch = t->epoch};
+    rmx_tracker_hull_add(t, ts, win, lo, hi);
 }
 
 /* ---------------------------------------------------------------- issuing */
@@ -231,15 +253,26 @@ static int stage_put(rmx_win_t *win, rmx_target_state_t *ts, const void *src, si
     rmx_tracker_t *t = ctx->tracker;
     rmx_stage_t *s = &ts->stage;
     if (stage_merge(s, t->coalesce_max, win, src, len, disp)) {
+        s->merged = 1;
         ctx->stats.puts_coalesced++;
         return RMX_OK;
     }
+    if (s->win != NULL)
+        ts->lonely_runs = s->merged ? 0 : ts->lonely_runs + 1;
     int rc = issue_stage(ts, target);
     if (rc != RMX_OK)
         return rc;
+    int touches_last = ts->last_win == win && disp <= ts->last_hi && ts->last_lo <= disp + len;
+    ts->last_win = win;
+    ts->last_lo = disp;
+    ts->last_hi = disp + len;
+    if (ts->lonely_runs >= RMX_LONELY_RUNS && !touches_last)
+        return issue_put(win, ts, src, len, target, disp);
+    ts->lonely_runs = touches_last ? 0 : ts->lonely_runs;
     if (s->buf == NULL && (s->buf = malloc(t->coalesce_max)) == NULL)
         return issue_put(win, ts, src, len, target, disp);
     memcpy(s->buf, src, len);
+    s->merged = 0;
     s->win = win;
     s->lo = disp;
     s->hi = disp + len;
@@ -268,6 +301,7 @@ static void clear_pending(rmx_target_state_t *ts)
 {
     ts->nranges = 0;
     ts->all_dirty = 0;
+    ts->hull_win = NULL;
 }
 
 static int flush_target(rmx_ctx_t *ctx, rmx_target_state_t *ts, int target)

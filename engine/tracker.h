@@ -10,7 +10,8 @@
 #include "internal.h"
 
 #define RMX_RANGE_CAP 16          /* pending ranges per target before the list coarsens */
-#define RMX_STAGE_MAX (64u << 10) /* larger runs gain nothing over one put; buffers stay small */
+#define RMX_STAGE_MAX (64u << 10)
+#define RMX_LONELY_RUNS 4         /* single-put runs in a row before puts bypass staging */ /* larger runs gain nothing over one put; buffers stay small */
 
 typedef struct rmx_range {
     rmx_win_t *win;
@@ -22,6 +23,7 @@ typedef struct rmx_stage {
     rmx_win_t *win;         /* NULL: nothing staged */
     size_t lo, hi;
     unsigned char *buf;     /* [coalesce_max]; buf[0] holds byte lo */
+    int merged;             /* a second put joined the run */
 } rmx_stage_t;
 
 typedef struct rmx_target_state {
@@ -30,8 +32,21 @@ typedef struct rmx_target_state {
     int all_dirty;          /* the list overflowed: every byte of the target counts as pending */
     uint64_t all_dirty_epoch;
     int touched;            /* listed in tracker->touched */
+    /* Runs that went out holding one put, in a row.  A walk of separate small puts (a strided
+     * section, scattered slots) gains nothing from staging but pays a copy per put: after a few
+     * such runs, puts go out at once until one touches the previous put again. */
+    int lonely_runs;
+    rmx_win_t *last_win;
+    size_t last_lo, last_hi;
+    /* Hull of the ranges written since the last fence.  Most puts (a strided walk, separate
+     * slots) lie outside it, which settles "must this put be fenced?" without the list. */
+    rmx_win_t *hull_win;    /* NULL: none this epoch; RMX_HULL_MIXED: several windows */
+    uint64_t hull_epoch;
+    size_t hull_lo, hull_hi;
     rmx_range_t ranges[RMX_RANGE_CAP];
 } rmx_target_state_t;
+
+#define RMX_HULL_MIXED ((rmx_win_t *)1)
 
 typedef struct rmx_tracker {
     size_t coalesce_max;    /* 0: coalescing off */
@@ -40,6 +55,23 @@ typedef struct rmx_tracker {
     int *touched;           /* targets with something staged or pending */
     int ntouched;
 } rmx_tracker_t;
+
+/* [lo, hi) of win was written in the current fence epoch. */
+static inline void rmx_tracker_hull_add(const rmx_tracker_t *t, rmx_target_state_t *ts,
+                                        rmx_win_t *win, size_t lo, size_t hi)
+{
+    if (ts->hull_win == NULL || ts->hull_epoch != t->epoch) {
+        ts->hull_win = win;
+        ts->hull_epoch = t->epoch;
+        ts->hull_lo = lo;
+        ts->hull_hi = hi;
+    } else if (ts->hull_win != win) {
+        ts->hull_win = RMX_HULL_MIXED;
+    } else {
+        ts->hull_lo = lo < ts->hull_lo ? lo : ts->hull_lo;
+        ts->hull_hi = hi > ts->hull_hi ? hi : ts->hull_hi;
+    }
+}
 
 static inline int rmx_tracker_put_fast(rmx_win_t *win, const void *src, size_t len, int target,
                                        size_t disp)
@@ -51,6 +83,7 @@ static inline int rmx_tracker_put_fast(rmx_win_t *win, const void *src, size_t l
     if (s->win == win && disp == s->hi && s->hi - s->lo + len <= t->coalesce_max) {
         memcpy(s->buf + (s->hi - s->lo), src, len);
         s->hi += len;
+        s->merged = 1;
         ctx->stats.puts_coalesced++;
         return RMX_OK;
     }
@@ -62,8 +95,10 @@ static inline int rmx_tracker_put_fast(rmx_win_t *win, const void *src, size_t l
         ctx->stats.ucp_puts++;
         int rc = rmx_ucx_put(&ctx->ucx, rmx_ep(ctx, target), src, len,
                              win->remote[target].addr + disp, win->remote[target].rkey);
-        if (rc == RMX_OK)
+        if (rc == RMX_OK) {
             r->hi += len;
+            rmx_tracker_hull_add(t, ts, win, disp, r->hi);
+        }
         return rc;
     }
     return rmx_tracker_put(win, src, len, target, disp);

@@ -512,3 +512,47 @@ Test(tracker, sync_images_order_is_transitive_3_ranks, .timeout = 60)
 {
     run_ranks_cfg(3, rank_sync_images_transitive, (void *)&coalescing_on, NULL, 60);
 }
+
+/* After a walk of separate puts, puts bypass the staging buffer (no copy per put); a put that
+ * then overlaps the previous one is staged again, fenced behind it, and wins. */
+static int rank_walk_then_overlap(const rmx_config_t *cfg, void *arg)
+{
+    rmx_ctx_t *ctx = init_mode(cfg, arg);
+    int me = rmx_rank(ctx);
+    unsigned char *base;
+    rmx_win_t *win;
+    RANK_OK(rmx_win_allocate(ctx, 4096, (void **)&base, &win));
+    if (me == 0) {
+        uint64_t v = 7;
+        for (int i = 0; i < 32; i++) /* every other 8-byte slot: nothing to coalesce */
+            RANK_OK(rmx_put(win, &v, sizeof(v), 1, (size_t)i * 16));
+        rmx_stats_t before = stats_of(ctx);
+        RANK_ASSERT(before.puts_coalesced == 0);
+        RANK_ASSERT(before.ucp_puts >= 31, "walk puts issued: %llu",
+                    (unsigned long long)before.ucp_puts);
+        uint64_t a[4] = {1, 1, 1, 1}, b[2] = {2, 2};
+        RANK_OK(rmx_put(win, a, sizeof(a), 1, 1024));
+        RANK_OK(rmx_put(win, b, sizeof(b), 1, 1024 + 8));
+        RANK_OK(rmx_sync_memory(ctx));
+        rmx_stats_t after = stats_of(ctx);
+        RANK_ASSERT(after.fences + after.puts_coalesced - before.fences - before.puts_coalesced
+                        >= 1, "the overlapping put was neither ordered nor merged");
+    }
+    RANK_OK(rmx_sync_all(ctx));
+    if (me == 1) {
+        uint64_t got[4];
+        memcpy(got, base + 1024, sizeof(got));
+        RANK_ASSERT(got[0] == 1 && got[1] == 2 && got[2] == 2 && got[3] == 1,
+                    "%llu %llu %llu %llu", (unsigned long long)got[0], (unsigned long long)got[1],
+                    (unsigned long long)got[2], (unsigned long long)got[3]);
+        for (int i = 0; i < 32; i++)
+            RANK_ASSERT(((uint64_t *)base)[2 * i] == 7 && ((uint64_t *)base)[2 * i + 1] == 0);
+    }
+    RANK_OK(rmx_finalize(ctx));
+    return 0;
+}
+
+Test(tracker, walk_of_separate_puts_then_overlap_last_writer_wins, .timeout = 60)
+{
+    run_ranks(2, rank_walk_then_overlap, (void *)&coalescing_on);
+}
