@@ -3,6 +3,7 @@
 #   make         build/librmx.a build/librmx.so build/rmx.pc build/rmx_perf
 #   make check   build and run every test (Criterion; multi-process over real UCP)
 #   make perf    run the benchmark on 2 local ranks (rmx beside raw UCP)
+#   make compare rmx, raw UCP and Open MPI (perf/compare.sh) in one table
 #   make asan    the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make valgrind  the whole suite under valgrind memcheck
 # Sources are found by wildcard: a new engine/*.c, transports/*.c, tests/test_*.c or perf/*.c file
@@ -36,7 +37,7 @@ HDRS     = $(wildcard api/*.h engine/*.h transports/*.h tests/*.h perf/*.h)
 CHECK_ARGS ?= --jobs 1
 CHECK_ENV  ?=
 
-.PHONY: all deps check perf asan valgrind clean lib tests
+.PHONY: all deps check perf compare asan valgrind clean lib tests
 
 all: lib $(BUILD)/rmx_perf
 
@@ -75,8 +76,10 @@ $(BUILD)/tests/prog_%: tests/prog_%.c $(BUILD)/librmx.a $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/librmx.a $(LDFLAGS) $(LDLIBS_ALL)
 
-$(BUILD)/rmx_perf: $(PERF_OBJ) $(BUILD)/librmx.a
-	$(CC) -o $@ $(PERF_OBJ) $(BUILD)/librmx.a $(LDFLAGS) $(LDLIBS_ALL)
+# The engine's objects, not the archive: perf/ references calls still being written weakly, and a
+# weak reference alone does not pull a member out of an archive.
+$(BUILD)/rmx_perf: $(PERF_OBJ) $(LIB_OBJ)
+	$(CC) -o $@ $(PERF_OBJ) $(LIB_OBJ) $(LDFLAGS) $(LDLIBS_ALL)
 
 $(BUILD)/obj/tests/%.o: CFLAGS_ALL += -DRMX_TEST_BIN_DIR='"$(CURDIR)/$(BUILD)/tests"'
 
@@ -87,6 +90,9 @@ check: tests
 
 perf: $(BUILD)/rmx_perf
 	./$(BUILD)/rmx_perf --ranks 2 $(PERF_ARGS)
+
+compare: $(BUILD)/rmx_perf
+	BUILD=$(BUILD) sh perf/compare.sh $(PERF_ARGS)
 
 # ASan's allocator and UCX's malloc/mmap hooks both want to intercept allocation: turn UCX's off.
 asan:
