@@ -83,7 +83,7 @@ $(BUILD)/rmx_perf: $(PERF_OBJ) $(LIB_OBJ)
 
 $(BUILD)/obj/tests/%.o: CFLAGS_ALL += -DRMX_TEST_BIN_DIR='"$(CURDIR)/$(BUILD)/tests"'
 
-tests: $(BUILD)/rmx_tests $(PROG_BIN)
+tests: $(BUILD)/rmx_tests $(PROG_BIN) $(BUILD)/rmx_perf
 
 check: tests
 	$(CHECK_ENV) ./$(BUILD)/rmx_tests $(CHECK_ARGS)

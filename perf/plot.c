@@ -151,21 +151,20 @@ static void draw_series(FILE *f, const axes_t *a, const perf_row_t *rows, int n,
     }
 }
 
+/* A one-line legend right-aligned above the plot area, where it can hide no data. */
 static void draw_legend(FILE *f, const axes_t *a, const int *present)
 {
-    double x = a->px + a->pw - 110, y = a->py + 8;
-    int n = present[0] + present[1] + present[2];
-    fprintf(f, "<rect x='%.1f' y='%.1f' width='102' height='%d' fill='#fff' fill-opacity='0.85' "
-               "stroke='#999'/>\n", x, y, 8 + 16 * n);
-    for (int s = 0; s < 3; s++) {
+    static const int width[3] = {62, 88, 96};
+    double x = a->px + a->pw, y = a->py - 18;
+    for (int s = 2; s >= 0; s--) {
         if (!present[s])
             continue;
-        y += 16;
+        x -= width[s];
         fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke='%s' stroke-width='2' "
-                   "stroke-dasharray='%s'/>\n", x + 6, y - 4, x + 30, y - 4, series[s].color,
+                   "stroke-dasharray='%s'/>\n", x, y - 4, x + 24, y - 4, series[s].color,
                 series[s].dash);
-        marker(f, &series[s], x + 18, y - 4);
-        fprintf(f, "<text x='%.1f' y='%.1f' font-size='11'>%s</text>\n", x + 36, y, series[s].name);
+        marker(f, &series[s], x + 12, y - 4);
+        fprintf(f, "<text x='%.1f' y='%.1f' font-size='11'>%s</text>\n", x + 29, y, series[s].name);
     }
 }
 

@@ -1,0 +1,130 @@
+/*
+ * test_perf.c — smoke tests of the benchmark tool: build/rmx_perf runs in a quick mode on 2
+ * forked ranks and must exit 0 with well-formed rows (CSV, JSON, SVG), and must refuse bad
+ * options with status 2.  Nothing here asserts on speed: only that numbers are there and positive.
+ */
+#include <math.h>
+#include <sys/wait.h>
+#include "harness.h"
+
+#define PERF_BIN RMX_TEST_BIN_DIR "/../rmx_perf"
+#define QUICK "--ranks 2 --iters 50 --warmup 5 --time 0.005 --reps 1 --quiet"
+
+typedef struct {
+    char *out;      /* stdout of the run, NUL-terminated */
+    int status;     /* exit status, or -1 when it did not exit normally */
+} run_out_t;
+
+static run_out_t run_perf(const char *args)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd), "%s %s 2>/dev/null", PERF_BIN, args);
+    run_out_t r = {.out = NULL, .status = -1};
+    FILE *p = popen(cmd, "r");
+    cr_assert(p != NULL, "popen %s", cmd);
+    size_t cap = 1 << 16, len = 0, got;
+    r.out = malloc(cap);
+    cr_assert(r.out != NULL);
+    while ((got = fread(r.out + len, 1, cap - len - 1, p)) > 0) {
+        len += got;
+        if (cap - len < 1024) {
+            cap *= 2;
+            r.out = realloc(r.out, cap);
+            cr_assert(r.out != NULL);
+        }
+    }
+    r.out[len] = '\0';
+    int ws = pclose(p);
+    r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+    return r;
+}
+
+/* The CSV row of (test, size): its rmx and ucp columns; 0 when the row is missing. */
+static int csv_row(const char *csv, const char *test, size_t size, double *rmx, double *ucp)
+{
+    char key[64];
+    snprintf(key, sizeof(key), "\n%s,%zu,", test, size);
+    const char *p = strstr(csv, key);
+    if (p == NULL)
+        return 0;
+    p += strlen(key);
+    const char *comma = strchr(p, ','); /* skip the unit */
+    if (comma == NULL)
+        return 0;
+    char *end;
+    *rmx = strtod(comma + 1, &end);
+    if (end == comma + 1 || *end != ',')
+        return 0;
+    const char *u = end + 1;
+    *ucp = strtod(u, &end);
+    return end != u;
+}
+
+Test(perf, quick_csv_has_positive_put_and_get_rows)
+{
+    run_out_t r = run_perf(QUICK " --test put_lat,get_lat,put_bw --max 4096 --csv");
+    cr_assert_eq(r.status, 0, "rmx_perf exited %d; output:\n%s", r.status, r.out);
+    cr_assert(strstr(r.out, "\ntest,size,unit,rmx,ucp,rmx_over_ucp\n") != NULL, "%s", r.out);
+    const char *tests[] = {"put_lat", "get_lat", "put_bw"};
+    for (size_t t = 0; t < 3; t++)
+        for (size_t size = 1; size <= 4096; size *= 2) {
+            double rmx = NAN, ucp = NAN;
+            cr_assert(csv_row(r.out, tests[t], size, &rmx, &ucp), "no %s row for %zu B:\n%s",
+                      tests[t], size, r.out);
+            cr_expect(rmx > 0 && isfinite(rmx), "%s %zu B: rmx %g", tests[t], size, rmx);
+            cr_expect(ucp > 0 && isfinite(ucp), "%s %zu B: ucp %g", tests[t], size, ucp);
+        }
+    cr_expect(strstr(r.out, "put_lat,8192,") == NULL, "--max 4096 was not respected");
+    free(r.out);
+}
+
+Test(perf, json_and_svg_are_well_formed)
+{
+    char svg[] = "/tmp/rmx_perf_test_XXXXXX";
+    int fd = mkstemp(svg);
+    cr_assert(fd >= 0);
+    close(fd);
+    char args[512];
+    snprintf(args, sizeof(args), QUICK " --test put_lat,sync_all --max 64 --json --plot %s", svg);
+    run_out_t r = run_perf(args);
+    cr_assert_eq(r.status, 0, "rmx_perf exited %d:\n%s", r.status, r.out);
+    cr_expect(r.out[0] == '{' && strstr(r.out, "\"rows\": [") != NULL, "%s", r.out);
+    cr_expect(strstr(r.out, "{\"test\": \"put_lat\", \"size\": 64, \"unit\": \"us\", \"rmx\": ") != NULL,
+              "%s", r.out);
+    cr_expect(strstr(r.out, "\"test\": \"sync_all\"") != NULL, "%s", r.out);
+    cr_expect(strstr(r.out, "]}\n") != NULL, "JSON not closed:\n%s", r.out);
+
+    FILE *f = fopen(svg, "r");
+    cr_assert(f != NULL);
+    char buf[65536];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    unlink(svg);
+    cr_expect(strncmp(buf, "<?xml", 5) == 0);
+    cr_expect(strstr(buf, "</svg>") != NULL, "SVG not closed");
+    cr_expect(strstr(buf, ">put_lat<") != NULL, "no put_lat panel");
+    cr_expect(strstr(buf, "message size (bytes)") != NULL, "no x axis label");
+    cr_expect(strstr(buf, ">raw UCP<") != NULL, "no baseline in the legend");
+    cr_expect(strstr(buf, "d='M") != NULL, "no data line");
+    free(r.out);
+}
+
+Test(perf, without_baseline_only_rmx_is_printed)
+{
+    run_out_t r = run_perf(QUICK " --test get_lat --min 8 --max 8 --baseline none --csv");
+    cr_assert_eq(r.status, 0, "%s", r.out);
+    cr_expect(strstr(r.out, "\ntest,size,unit,rmx\nget_lat,8,us,") != NULL, "%s", r.out);
+    free(r.out);
+}
+
+Test(perf, bad_options_are_refused_with_status_2)
+{
+    const char *bad[] = {"--test no_such_test", "--min 0", "--min 64 --max 8", "--reps 0",
+                         "--iters x", "--baseline mpi", "--frobnicate", "--time"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        run_out_t r = run_perf(bad[i]);
+        cr_expect_eq(r.status, 2, "'%s' exited %d", bad[i], r.status);
+        free(r.out);
+    }
+}
