@@ -4,6 +4,7 @@
  * options with status 2.  Nothing here asserts on speed: only that numbers are there and positive.
  */
 #include <math.h>
+#include <pthread.h>
 #include <sys/wait.h>
 #include "harness.h"
 
@@ -127,4 +128,49 @@ Test(perf, bad_options_are_refused_with_status_2)
         cr_expect_eq(r.status, 2, "'%s' exited %d", bad[i], r.status);
         free(r.out);
     }
+}
+
+/* engine/rma.c caches each thread's identity for its owner check (found by rmx_perf): a thread
+ * that does not own the context still gets RMX_ERR_THREAD from put and get, on its first call and
+ * on later ones, and the owner keeps working. */
+typedef struct {
+    rmx_win_t *win;
+    int put_rc[2], get_rc[2];
+} thread_probe_t;
+
+static void *put_get_from_other_thread(void *arg)
+{
+    thread_probe_t *p = arg;
+    char buf[8] = {0};
+    for (int i = 0; i < 2; i++) {
+        p->put_rc[i] = rmx_put(p->win, buf, sizeof(buf), 0, 0);
+        p->get_rc[i] = rmx_get(p->win, buf, sizeof(buf), 0, 0);
+    }
+    return NULL;
+}
+
+Test(perf, hot_path_owner_check_still_refuses_other_threads)
+{
+    rmx_config_t cfg;
+    rmx_config_init(&cfg);
+    cfg.bootstrap = RMX_BOOT_SINGLE;
+    rmx_ctx_t *ctx;
+    cr_assert_eq(rmx_init(&cfg, &ctx), RMX_OK);
+    void *base;
+    thread_probe_t p = {0};
+    cr_assert_eq(rmx_win_allocate(ctx, 64, &base, &p.win), RMX_OK);
+    char buf[8] = "abcdefg";
+    cr_expect_eq(rmx_put(p.win, buf, sizeof(buf), 0, 0), RMX_OK);
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, put_get_from_other_thread, &p), 0);
+    pthread_join(th, NULL);
+    for (int i = 0; i < 2; i++) {
+        cr_expect_eq(p.put_rc[i], RMX_ERR_THREAD, "put %d: %s", i, rmx_strerror(p.put_rc[i]));
+        cr_expect_eq(p.get_rc[i], RMX_ERR_THREAD, "get %d: %s", i, rmx_strerror(p.get_rc[i]));
+    }
+    char back[8] = {0};
+    cr_expect_eq(rmx_get(p.win, back, sizeof(back), 0, 0), RMX_OK);
+    cr_expect_str_eq(back, "abcdefg");
+    cr_expect_eq(rmx_win_free(&p.win), RMX_OK);
+    cr_expect_eq(rmx_finalize(ctx), RMX_OK);
 }
