@@ -31,6 +31,19 @@ int rmx_ucx_status(ucs_status_t st)
     }
 }
 
+/* UCX_TLS unset, "all", an exclusion list ("^..."), or naming a shared-memory transport. */
+static int shared_memory_may_be_used(void)
+{
+    const char *tls = getenv("UCX_TLS");
+    if (tls == NULL || *tls == '\0' || *tls == '^')
+        return 1;
+    static const char *const shm_names[] = {"all", "sm", "shm", "posix", "sysv", "mm"};
+    for (size_t i = 0; i < sizeof(shm_names) / sizeof(shm_names[0]); i++)
+        if (strstr(tls, shm_names[i]) != NULL)
+            return 1;
+    return 0;
+}
+
 int rmx_ucx_open(rmx_ucx_t *u, double timeout_s)
 {
     memset(u, 0, sizeof(*u));
@@ -40,8 +53,10 @@ int rmx_ucx_open(rmx_ucx_t *u, double timeout_s)
      * this, local ranks would talk over tcp.  These are transport (UCT) settings, which
      * ucp_config_modify rejects, so they go through the environment; a user's explicit
      * UCX_*_ERROR_HANDLING wins (setenv does not overwrite). */
-    setenv("UCX_POSIX_ERROR_HANDLING", "y", 0);
-    setenv("UCX_SYSV_ERROR_HANDLING", "y", 0);
+    if (shared_memory_may_be_used()) { /* else UCX warns about unused variables */
+        setenv("UCX_POSIX_ERROR_HANDLING", "y", 0);
+        setenv("UCX_SYSV_ERROR_HANDLING", "y", 0);
+    }
     ucp_config_t *config;
     ucs_status_t st = ucp_config_read(NULL, NULL, &config);
     if (st != UCS_OK)
