@@ -20,11 +20,15 @@
 #include <stdint.h>
 #include "../api/rmx.h"
 
+#define PERF_MAX_SIZES 64
+
 typedef enum { METRIC_LAT = 0, METRIC_BW, METRIC_RATE } perf_metric_t;
 
 typedef struct perf_opts {
     const char *tests;      /* comma-separated names or groups; NULL: all */
     size_t min_size, max_size;
+    size_t sizes[PERF_MAX_SIZES];  /* --sizes: explicit list instead of the sweep */
+    int nsizes;
     long iters, warmup;     /* per point and repetition, upper bounds */
     double time_s;          /* time bound per point and repetition */
     int reps;               /* repetitions; rows report the median */

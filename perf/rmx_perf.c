@@ -1,8 +1,8 @@
 /*
  * rmx_perf.c — the benchmark driver: options, launch, and the measurement loop.
  *
- *   rmx_perf [--test LIST] [--min SIZE] [--max SIZE] [--iters N] [--warmup N] [--time S]
- *            [--reps N] [--ranks N] [--target R] [--baseline ucp|none] [--csv|--json]
+ *   rmx_perf [--test LIST] [--min SIZE] [--max SIZE] [--sizes LIST] [--iters N] [--warmup N]
+ *            [--time S] [--reps N] [--ranks N] [--target R] [--baseline ucp|none] [--csv|--json]
  *            [--plot FILE.svg] [--mpi FILE.csv] [--progress|--quiet] [--list] [--topology]
  *
  * Under a PMIx launcher (PMIX_NAMESPACE set: mpirun, srun --mpi=pmix, prterun) it uses the
@@ -52,6 +52,7 @@ static void usage(FILE *f, const char *argv0)
             "  --test LIST      comma-separated tests or groups (put,get,rmw,sub,sync,all); --list\n"
             "  --min SIZE       smallest message size (bytes, K/M suffix; default 1)\n"
             "  --max SIZE       largest message size (default 4M)\n"
+            "  --sizes LIST     explicit sizes instead of the sweep, e.g. 8,4K,1M\n"
             "  --iters N        iterations per point and repetition, at most (default 1000000)\n"
             "  --warmup N       warm-up iterations, at most (default 1000)\n"
             "  --time S         time bound per point and repetition in seconds (default 0.02)\n"
@@ -90,6 +91,25 @@ static int parse_size(const char *s, size_t *out)
     return 0;
 }
 
+/* "8,4K,1M": explicit sizes instead of the power-of-two sweep; --max grows to the largest. */
+static int parse_size_list(const char *list, perf_opts_t *o)
+{
+    char buf[512];
+    if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
+        return -1;
+    o->nsizes = 0;
+    for (char *save, *tok = strtok_r(buf, ",", &save); tok != NULL;
+         tok = strtok_r(NULL, ",", &save)) {
+        size_t v;
+        if (o->nsizes == PERF_MAX_SIZES || parse_size(tok, &v) != 0 || v == 0)
+            return -1;
+        o->sizes[o->nsizes++] = v;
+        if (v > o->max_size)
+            o->max_size = v;
+    }
+    return o->nsizes > 0 ? 0 : -1;
+}
+
 static int parse_long(const char *s, long *out, long min)
 {
     char *end;
@@ -125,6 +145,8 @@ static int parse_args(int argc, char **argv, perf_opts_t *o)
             bad = v == NULL || parse_size(v, &o->min_size) != 0;
         else if (strcmp(a, "--max") == 0)
             bad = v == NULL || parse_size(v, &o->max_size) != 0;
+        else if (strcmp(a, "--sizes") == 0)
+            bad = v == NULL || parse_size_list(v, o) != 0;
         else if (strcmp(a, "--iters") == 0)
             bad = v == NULL || parse_long(v, &o->iters, 1) != 0;
         else if (strcmp(a, "--warmup") == 0)
@@ -207,31 +229,26 @@ static int select_tests(const char *list, uint8_t *sel)
 }
 
 /* ---------------------------------------------------------------- sizes */
-static int fixed_size(const perf_test_t *t)
+/* The sizes a test runs at: --sizes if given, else powers of two from --min to --max, both
+ * clamped to the test's own range; a fixed-size test (the atomics, sync_all) runs at its size. */
+static int sweep(const perf_test_t *t, const perf_opts_t *o, size_t *out)
 {
-    return t->min_len == t->max_len;
-}
-
-static size_t first_size(const perf_test_t *t, const perf_opts_t *o)
-{
-    if (fixed_size(t))
-        return t->min_len;
-    return o->min_size > t->min_len ? o->min_size : t->min_len;
-}
-
-/* The next size of the sweep, or 0 at its end. */
-static size_t next_size(const perf_test_t *t, const perf_opts_t *o, size_t len)
-{
-    size_t max = o->max_size < t->max_len ? o->max_size : t->max_len;
-    if (fixed_size(t) || len >= max)
-        return 0;
-    return len * 2 > max ? 0 : len * 2;
-}
-
-static int size_in_sweep(const perf_test_t *t, const perf_opts_t *o, size_t len)
-{
-    size_t max = o->max_size < t->max_len ? o->max_size : t->max_len;
-    return fixed_size(t) || len <= max;
+    if (t->min_len == t->max_len) {
+        out[0] = t->min_len;
+        return 1;
+    }
+    int n = 0;
+    if (o->nsizes > 0) {
+        for (int i = 0; i < o->nsizes; i++)
+            if (o->sizes[i] >= t->min_len && o->sizes[i] <= t->max_len)
+                out[n++] = o->sizes[i];
+        return n;
+    }
+    size_t lo = o->min_size > t->min_len ? o->min_size : t->min_len;
+    size_t hi = o->max_size < t->max_len ? o->max_size : t->max_len;
+    for (size_t len = lo; len <= hi && n < PERF_MAX_SIZES; len *= 2)
+        out[n++] = len;
+    return n;
 }
 
 /* ---------------------------------------------------------------- environments */
@@ -484,33 +501,30 @@ static int fits(const perf_state_t *s, const perf_test_t *t, size_t len)
 
 static int count_points(const perf_state_t *s)
 {
+    size_t sizes[PERF_MAX_SIZES];
     int n = 0;
-    for (int i = 0; i < perf_ntests; i++)
-        if (s->selected[i])
-            for (size_t len = first_size(&perf_tests[i], s->o); len != 0 || fixed_size(&perf_tests[i]);
-                 len = next_size(&perf_tests[i], s->o, len)) {
-                if (size_in_sweep(&perf_tests[i], s->o, len) && fits(s, &perf_tests[i], len))
-                    n++;
-                if (fixed_size(&perf_tests[i]))
-                    break;
-            }
+    for (int i = 0; i < perf_ntests; i++) {
+        if (!s->selected[i])
+            continue;
+        int ns = sweep(&perf_tests[i], s->o, sizes);
+        for (int k = 0; k < ns; k++)
+            n += fits(s, &perf_tests[i], sizes[k]);
+    }
     return n;
 }
 
 static int run_all(perf_state_t *s)
 {
+    size_t sizes[PERF_MAX_SIZES];
     s->npoints = count_points(s);
     for (int i = 0; i < perf_ntests; i++) {
         const perf_test_t *t = &perf_tests[i];
         if (!s->selected[i])
             continue;
-        for (size_t len = first_size(t, s->o); len != 0 || fixed_size(t);
-             len = next_size(t, s->o, len)) {
-            if (size_in_sweep(t, s->o, len) && fits(s, t, len))
-                TRY(point(s, t, len));
-            if (fixed_size(t))
-                break;
-        }
+        int ns = sweep(t, s->o, sizes);
+        for (int k = 0; k < ns; k++)
+            if (fits(s, t, sizes[k]))
+                TRY(point(s, t, sizes[k]));
     }
     if (s->show_progress && isatty(STDERR_FILENO))
         fprintf(stderr, "\r%60s\r", "");

@@ -22,6 +22,8 @@
 typedef struct {
     const char *tests;
     size_t min_size, max_size;
+    size_t sizes[PERF_MAX_SIZES];
+    int nsizes;
     long iters, warmup;
     double time_s;
     int reps, target;
@@ -339,26 +341,45 @@ static const char *unit(perf_metric_t m)
     return m == METRIC_LAT ? "us" : m == METRIC_BW ? "MB/s" : "Mop/s";
 }
 
+/* Same sizes as rmx_perf: --sizes, else powers of two from --min to --max, clamped to the test. */
+static int sweep(const test_t *t, const opts_t *o, size_t *out)
+{
+    if (t->min_len == t->max_len) {
+        out[0] = t->min_len;
+        return 1;
+    }
+    int n = 0;
+    if (o->nsizes > 0) {
+        for (int i = 0; i < o->nsizes; i++)
+            if (o->sizes[i] >= t->min_len && o->sizes[i] <= t->max_len)
+                out[n++] = o->sizes[i];
+        return n;
+    }
+    size_t lo = o->min_size > t->min_len ? o->min_size : t->min_len;
+    size_t hi = o->max_size < t->max_len ? o->max_size : t->max_len;
+    for (size_t len = lo; len <= hi && n < PERF_MAX_SIZES; len *= 2)
+        out[n++] = len;
+    return n;
+}
+
 static void run_test(env_t *e, const test_t *t, const opts_t *o)
 {
-    int fixed = t->min_len == t->max_len;
-    size_t max = o->max_size < t->max_len ? o->max_size : t->max_len;
-    size_t len = fixed ? t->min_len : (o->min_size > t->min_len ? o->min_size : t->min_len);
-    for (; fixed || len <= max; len *= 2) {
+    size_t sizes[PERF_MAX_SIZES];
+    int ns = sweep(t, o, sizes);
+    for (int i = 0; i < ns; i++) {
+        size_t len = sizes[i];
         int sub = strcmp(t->group, "sub") == 0;
-        if (!sub || (len % sizeof(double) == 0 && len * PERF_SUB_WIDTH <= e->data_len)) {
-            double v[128];
-            for (int r = 0; r < o->reps; r++)
-                v[r] = measure(e, t, o, len);
-            if (e->me == 0) {
-                qsort(v, (size_t)o->reps, sizeof(double), cmp_double);
-                double med = o->reps % 2 ? v[o->reps / 2] : (v[o->reps / 2 - 1] + v[o->reps / 2]) / 2;
-                printf("%s,%zu,%s,%.6g\n", t->name, len, unit(t->metric), med);
-                fflush(stdout);
-            }
+        if (sub && (len % sizeof(double) != 0 || len * PERF_SUB_WIDTH > e->data_len))
+            continue;
+        double v[128];
+        for (int r = 0; r < o->reps; r++)
+            v[r] = measure(e, t, o, len);
+        if (e->me == 0) {
+            qsort(v, (size_t)o->reps, sizeof(double), cmp_double);
+            double med = o->reps % 2 ? v[o->reps / 2] : (v[o->reps / 2 - 1] + v[o->reps / 2]) / 2;
+            printf("%s,%zu,%s,%.6g\n", t->name, len, unit(t->metric), med);
+            fflush(stdout);
         }
-        if (fixed)
-            break;
     }
 }
 
@@ -389,6 +410,18 @@ static int parse_args(int argc, char **argv, opts_t *o)
             o->min_size = parse_size(v);
         else if (strcmp(a, "--max") == 0 && v)
             o->max_size = parse_size(v);
+        else if (strcmp(a, "--sizes") == 0 && v) {
+            char buf[512], *save = NULL;
+            snprintf(buf, sizeof(buf), "%s", v);
+            o->nsizes = 0;
+            for (char *tok = strtok_r(buf, ",", &save); tok && o->nsizes < PERF_MAX_SIZES;
+                 tok = strtok_r(NULL, ",", &save)) {
+                o->sizes[o->nsizes] = parse_size(tok);
+                if (o->sizes[o->nsizes] > o->max_size)
+                    o->max_size = o->sizes[o->nsizes];
+                o->nsizes++;
+            }
+        }
         else if (strcmp(a, "--iters") == 0 && v)
             o->iters = atol(v);
         else if (strcmp(a, "--warmup") == 0 && v)
