@@ -37,7 +37,7 @@ HDRS     = $(wildcard api/*.h engine/*.h transports/*.h tests/*.h perf/*.h)
 CHECK_ARGS ?= --jobs 1
 CHECK_ENV  ?=
 
-.PHONY: all deps check perf compare asan valgrind clean lib tests
+.PHONY: all deps check perf asan valgrind clean lib tests
 
 all: lib $(BUILD)/rmx_perf
 
@@ -91,6 +91,7 @@ check: tests
 perf: $(BUILD)/rmx_perf
 	./$(BUILD)/rmx_perf --ranks 2 $(PERF_ARGS)
 
+.PHONY: compare
 compare: $(BUILD)/rmx_perf
 	BUILD=$(BUILD) sh perf/compare.sh $(PERF_ARGS)
 
