@@ -91,7 +91,7 @@ static int parse_size(const char *s, size_t *out)
     return 0;
 }
 
-/* "8,4K,1M": explicit sizes instead of the power-of-two sweep; --max grows to the largest. */
+/* "8,4K,1M": explicit sizes instead of the power-of-two sweep; they set --min and --max. */
 static int parse_size_list(const char *list, perf_opts_t *o)
 {
     char buf[512];
@@ -104,8 +104,11 @@ static int parse_size_list(const char *list, perf_opts_t *o)
         if (o->nsizes == PERF_MAX_SIZES || parse_size(tok, &v) != 0 || v == 0)
             return -1;
         o->sizes[o->nsizes++] = v;
-        if (v > o->max_size)
-            o->max_size = v;
+    }
+    o->min_size = o->max_size = o->sizes[0];
+    for (int i = 1; i < o->nsizes; i++) {
+        o->min_size = o->sizes[i] < o->min_size ? o->sizes[i] : o->min_size;
+        o->max_size = o->sizes[i] > o->max_size ? o->sizes[i] : o->max_size;
     }
     return o->nsizes > 0 ? 0 : -1;
 }

@@ -417,8 +417,8 @@ static int parse_args(int argc, char **argv, opts_t *o)
             for (char *tok = strtok_r(buf, ",", &save); tok && o->nsizes < PERF_MAX_SIZES;
                  tok = strtok_r(NULL, ",", &save)) {
                 o->sizes[o->nsizes] = parse_size(tok);
-                if (o->sizes[o->nsizes] > o->max_size)
-                    o->max_size = o->sizes[o->nsizes];
+                o->max_size = o->nsizes == 0 || o->sizes[o->nsizes] > o->max_size
+                                  ? o->sizes[o->nsizes] : o->max_size;
                 o->nsizes++;
             }
         }
