@@ -9,9 +9,9 @@
  * launched ranks; otherwise it forks --ranks local ranks (rmx_fork_run).  Rank 0 is the origin,
  * --target the rank it reads and writes (default: the last rank); the others wait in sync_all.
  *
- * Every point (test, size) is measured --reps times; each repetition runs the rmx body and then
- * the raw-UCP body back to back, so load on the machine hits both sides alike, and a row reports
- * the median of each side.  A repetition is a warm-up (at most --warmup iterations or a quarter
+ * Every point (test, size) is measured --reps times; each repetition runs the rmx body and the
+ * raw-UCP body back to back (alternating which goes first), so load on the machine hits both
+ * sides alike, and a row reports the median of each side.  A repetition is a warm-up (at most --warmup iterations or a quarter
  * of --time), then iterations in doubling batches until --iters or --time is reached; only the
  * batches are timed.  Collective tests (sync_all) let rank 0 decide when to stop and tell the
  * others between batches.
@@ -479,9 +479,12 @@ static int point(perf_state_t *s, const perf_test_t *t, size_t len)
     double vr[MAX_REPS], vu[MAX_REPS];
     progress(s, t, len);
     for (int rep = 0; rep < o->reps; rep++) {
-        TRY(measure(s, e, t, t->rmx, len, &vr[rep]));
         vu[rep] = NAN;
-        if (o->baseline)
+        /* Odd repetitions measure the baseline first: neither side always runs second. */
+        if (o->baseline && rep % 2 == 1)
+            TRY(measure(s, &s->env, t, t->ucp, len, &vu[rep]));
+        TRY(measure(s, e, t, t->rmx, len, &vr[rep]));
+        if (o->baseline && rep % 2 == 0)
             TRY(measure(s, &s->env, t, t->ucp, len, &vu[rep]));
     }
     s->done_points++;
