@@ -6,6 +6,7 @@
 #   make compare rmx, raw UCP and Open MPI (perf/compare.sh) in one table
 #   make asan    the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make valgrind  the whole suite under valgrind memcheck
+#   make fuzz    build/tests/fuzz_subarray, a libFuzzer target (clang); make check then runs it briefly
 # Sources are found by wildcard: a new engine/*.c, transports/*.c, tests/test_*.c or perf/*.c file
 # needs no edit here.  BUILD=dir puts every artefact in dir (parallel builds, sanitizer builds).
 
@@ -37,7 +38,7 @@ HDRS     = $(wildcard api/*.h engine/*.h transports/*.h tests/*.h perf/*.h)
 CHECK_ARGS ?= --jobs 1
 CHECK_ENV  ?=
 
-.PHONY: all deps check perf asan valgrind clean lib tests
+.PHONY: all deps check perf asan valgrind clean lib tests fuzz
 
 all: lib $(BUILD)/rmx_perf
 
@@ -106,6 +107,14 @@ valgrind: tests
 	UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none \
 	valgrind --error-exitcode=99 --trace-children=yes --leak-check=full --errors-for-leak-kinds=definite \
 	  --suppressions=tests/valgrind.supp -q ./$(BUILD)/rmx_tests $(CHECK_ARGS)
+
+# The subarray descriptor arithmetic has no UCX underneath, so the fuzz target links it alone.
+FUZZ_CC ?= clang
+fuzz: $(BUILD)/tests/fuzz_subarray
+$(BUILD)/tests/fuzz_subarray: tests/fuzz_subarray.c engine/subarray.c engine/subarray.h api/rmx.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -O1 -g $(WARN) -fsanitize=fuzzer,address,undefined \
+	  -fno-sanitize-recover=undefined -o $@ tests/fuzz_subarray.c engine/subarray.c
 
 clean:
 	rm -rf build build-*
