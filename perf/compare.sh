@@ -3,12 +3,16 @@
 #
 #   perf/compare.sh [rmx_perf options...]        (make compare PERF_ARGS="...")
 #
-# Builds build/rmx_perf and build/perf/osu_rma (mpicc, perf/mpi/osu_rma.c), runs Open MPI's
-# one-sided version of the tests first (osc ucx when this Open MPI has it, else its default osc;
-# the table's header says which), then rmx_perf with the raw-UCP baseline under the same mpirun
-# placement, which joins the MPI numbers by (test, size) and prints rmx, ucp, mpi and both ratios.
-# Both programs take the same options (sizes, --iters, --time, --reps) and report medians.
-# Environment: BUILD (default build), NP (default 2), MPIRUN_ARGS (extra mpirun options).
+# Builds build/rmx_perf and build/perf/osu_rma (mpicc, perf/mpi/osu_rma.c), then ROUNDS times
+# runs Open MPI's one-sided version of the tests (osc ucx when this Open MPI has it, else its
+# default osc; the table's header says which) and rmx_perf with the raw-UCP baseline, one after
+# the other under the same mpirun placement.  rmx and UCP are measured side by side inside each
+# rmx_perf run; Open MPI runs in its own processes, so its column is only as comparable as the
+# machine's load is steady: interleaving the rounds spreads load drift over both.  The table is
+# the median per row over the rounds (rmx_perf --merge ... --mpi ...), each run itself the median
+# of --reps repetitions.  Both programs take the same options (sizes, --iters, --time, --reps);
+# output options (--csv, --json, --plot FILE) apply to the final table.
+# Environment: BUILD (default build), NP (default 2), ROUNDS (default 3), MPIRUN_ARGS.
 set -eu
 
 cd "$(dirname "$0")/.."
@@ -31,7 +35,19 @@ fi
 # --bind-to core is mpirun's default for 2 ranks; said explicitly so both runs share it.
 MPIRUN="mpirun --allow-run-as-root --oversubscribe -np $NP --bind-to core ${MPIRUN_ARGS:-}"
 
-# shellcheck disable=SC2086  # OSC and MPIRUN are word lists on purpose
-$MPIRUN $OSC "$OUT/osu_rma" "$@" > "$OUT/mpi.csv"
+ROUNDS=${ROUNDS:-3}
+merge=""
+mpi=""
+r=1
+while [ "$r" -le "$ROUNDS" ]; do
+    echo "compare.sh: round $r of $ROUNDS" >&2
+    # shellcheck disable=SC2086  # OSC and MPIRUN are word lists on purpose
+    $MPIRUN $OSC "$OUT/osu_rma" "$@" > "$OUT/mpi.$r.csv"
+    # shellcheck disable=SC2086
+    $MPIRUN "$BUILD/rmx_perf" --baseline ucp --quiet "$@" --csv > "$OUT/rmx.$r.csv"
+    merge="$merge --merge $OUT/rmx.$r.csv"
+    mpi="$mpi --mpi $OUT/mpi.$r.csv"
+    r=$((r + 1))
+done
 # shellcheck disable=SC2086
-$MPIRUN "$BUILD/rmx_perf" --baseline ucp --mpi "$OUT/mpi.csv" "$@"
+"$BUILD/rmx_perf" "$@" $merge $mpi

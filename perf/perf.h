@@ -21,6 +21,7 @@
 #include "../api/rmx.h"
 
 #define PERF_MAX_SIZES 64
+#define PERF_MAX_FILES 16
 
 typedef enum { METRIC_LAT = 0, METRIC_BW, METRIC_RATE } perf_metric_t;
 
@@ -38,7 +39,10 @@ typedef struct perf_opts {
     int csv, json;
     int progress;           /* 1: progress line on stderr, 0: none, -1: when stderr is a tty */
     const char *plot;       /* SVG file or NULL */
-    const char *mpi_csv;    /* Open MPI results (perf/mpi/osu_rma) to show beside, or NULL */
+    const char *mpi_csv[PERF_MAX_FILES];  /* Open MPI results (perf/mpi/osu_rma) to show beside */
+    int nmpi;
+    const char *merge[PERF_MAX_FILES];    /* --merge: rows from these rmx_perf --csv files */
+    int nmerge;
 } perf_opts_t;
 
 /* One rmx context with its benchmark window, as every body sees it. */
@@ -89,6 +93,8 @@ typedef struct perf_run {
     char transport[256];     /* what UCX chose for the origin-target endpoint */
     double load1;            /* 1-minute load average at the start */
     int ranks, reps, target;
+    int nfiles;              /* --merge: result files combined (median per row) */
+    double load_max;
     int have_mpi;
     char mpi_note[96];
 } perf_run_t;
@@ -154,7 +160,9 @@ int perf_share_u64(perf_env_t *e, uint64_t *v);  /* rank 0's *v reaches every ra
 
 /* ---- report.c */
 const char *perf_unit(perf_metric_t m);
-int perf_read_mpi(perf_run_t *run, const char *path);
+/* Median per (test, size) over the files: Open MPI's column, or (--merge) the whole run. */
+int perf_read_mpi(perf_run_t *run, const char *const *paths, int n);
+int perf_merge_runs(perf_run_t *run, const char *const *paths, int n);
 void perf_print_table(const perf_run_t *run, const perf_opts_t *o);
 void perf_print_csv(const perf_run_t *run, const perf_opts_t *o);
 void perf_print_json(const perf_run_t *run, const perf_opts_t *o);

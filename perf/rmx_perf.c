@@ -62,7 +62,10 @@ static void usage(FILE *f, const char *argv0)
             "  --baseline B     ucp (default): raw UCP beside rmx; none: rmx only\n"
             "  --csv, --json    machine-readable output instead of the table\n"
             "  --plot FILE      also write an SVG chart of every swept test\n"
-            "  --mpi FILE       show Open MPI results (perf/mpi/osu_rma --csv) beside\n"
+            "  --mpi FILE       show Open MPI results (perf/mpi/osu_rma) beside; repeatable:\n"
+            "                   the median over the files\n"
+            "  --merge FILE     measure nothing: rows are the median over these --csv outputs\n"
+            "                   of earlier runs (repeatable; perf/compare.sh uses it)\n"
             "  --progress       progress line on stderr (default when stderr is a terminal)\n"
             "  --quiet          no progress line\n"
             "  --list           list the tests and what one iteration is\n"
@@ -170,7 +173,9 @@ static int parse_args(int argc, char **argv, perf_opts_t *o)
         } else if (strcmp(a, "--plot") == 0)
             bad = v == NULL, o->plot = v;
         else if (strcmp(a, "--mpi") == 0)
-            bad = v == NULL, o->mpi_csv = v;
+            bad = v == NULL || o->nmpi == PERF_MAX_FILES || (o->mpi_csv[o->nmpi++] = v, 0);
+        else if (strcmp(a, "--merge") == 0)
+            bad = v == NULL || o->nmerge == PERF_MAX_FILES || (o->merge[o->nmerge++] = v, 0);
         else {
             takes = 0;
             if (strcmp(a, "--csv") == 0)
@@ -541,8 +546,8 @@ static void report(perf_state_t *s)
 {
     const perf_opts_t *o = s->o;
     perf_run_t *run = &s->run;
-    if (o->mpi_csv != NULL && perf_read_mpi(run, o->mpi_csv) != 0)
-        fprintf(stderr, "rmx_perf: cannot read Open MPI results from %s\n", o->mpi_csv);
+    if (o->nmpi > 0 && perf_read_mpi(run, o->mpi_csv, o->nmpi) != 0)
+        fprintf(stderr, "rmx_perf: cannot read the Open MPI results\n");
     if (o->json)
         perf_print_json(run, o);
     else if (o->csv)
@@ -552,6 +557,18 @@ static void report(perf_state_t *s)
     if (o->plot != NULL && perf_plot_svg(run, o->plot) != 0)
         fprintf(stderr, "rmx_perf: cannot write %s\n", o->plot);
     fflush(stdout);
+}
+
+/* --merge: a report of earlier runs, no ranks, no measurement. */
+static int merge_only(perf_state_t *s)
+{
+    if (perf_merge_runs(&s->run, s->o->merge, s->o->nmerge) != 0) {
+        fprintf(stderr, "rmx_perf: cannot read the --merge files\n");
+        return 1;
+    }
+    report(s);
+    free(s->run.rows);
+    return 0;
 }
 
 static int needs_nocoalesce(const perf_state_t *s)
@@ -622,6 +639,8 @@ int main(int argc, char **argv)
     perf_state_t s = {.o = &o};
     if (select_tests(o.tests, s.selected) != 0)
         return 2;
+    if (o.nmerge > 0)
+        return merge_only(&s);
     if (getenv("PMIX_NAMESPACE") != NULL)
         return perf_main(NULL, &s);
     fflush(stdout);

@@ -174,3 +174,46 @@ Test(perf, hot_path_owner_check_still_refuses_other_threads)
     cr_expect_eq(rmx_win_free(&p.win), RMX_OK);
     cr_expect_eq(rmx_finalize(ctx), RMX_OK);
 }
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert(f != NULL, "%s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* compare.sh's last step: rows are medians over several runs, Open MPI's column too, joined by
+ * (test, size); a row missing from one file is the median of the others. */
+Test(perf, merge_takes_the_median_over_runs)
+{
+    char dir[] = "/tmp/rmx_perf_merge_XXXXXX";
+    cr_assert(mkdtemp(dir) != NULL);
+    char a[128], b[128], c[128], m1[128], m2[128], args[800];
+    snprintf(a, sizeof(a), "%s/a.csv", dir);
+    snprintf(b, sizeof(b), "%s/b.csv", dir);
+    snprintf(c, sizeof(c), "%s/c.csv", dir);
+    snprintf(m1, sizeof(m1), "%s/m1.csv", dir);
+    snprintf(m2, sizeof(m2), "%s/m2.csv", dir);
+    const char *head = "# rmx_perf: 2 ranks, rank 0 -> rank 1, median of 3 repetitions, "
+                       "load average 1.00\ntest,size,unit,rmx,ucp,rmx_over_ucp\n";
+    char text[512];
+    snprintf(text, sizeof(text), "%sput_lat,8,us,1,10,0.1\nfadd,8,us,n/a,4,n/a\n", head);
+    write_file(a, text);
+    snprintf(text, sizeof(text), "%sput_lat,8,us,3,30,0.1\nfadd,8,us,n/a,5,n/a\n", head);
+    write_file(b, text);
+    snprintf(text, sizeof(text), "%sput_lat,8,us,2,20,0.1\n", head);
+    write_file(c, text);
+    write_file(m1, "# osc: ucx\ntest,size,unit,mpi\nput_lat,8,us,4\nfadd,8,us,100\n");
+    write_file(m2, "test,size,unit,mpi\nput_lat,8,us,8\nfadd,8,us,300\n");
+    snprintf(args, sizeof(args), "--merge %s --merge %s --merge %s --mpi %s --mpi %s --csv", a, b, c,
+             m1, m2);
+    run_out_t r = run_perf(args);
+    cr_assert_eq(r.status, 0, "%s", r.out);
+    cr_expect(strstr(r.out, "\nput_lat,8,us,2,20,0.1000,6,0.3333\n") != NULL, "%s", r.out);
+    cr_expect(strstr(r.out, "\nfadd,8,us,n/a,4.5,n/a,200,n/a\n") != NULL, "%s", r.out);
+    cr_expect(strstr(r.out, "median of 3 runs") != NULL, "%s", r.out);
+    free(r.out);
+    unlink(a), unlink(b), unlink(c), unlink(m1), unlink(m2);
+    rmdir(dir);
+}
