@@ -330,7 +330,8 @@ int perf_read_mpi(perf_run_t *run, const char *const *paths, int n)
         rc = read_entries(run, paths[f], &files[f]);
     if (rc == 0) {
         for (int i = 0; i < run->nrows; i++)
-            run->rows[i].mpi = median_across(files, n, run->rows[i].test->name, run->rows[i].size, 0);
+            run->rows[i].mpi =
+                median_across(files, n, run->rows[i].test->name, run->rows[i].size, 0);
         run->have_mpi = 1;
     }
     free_entries(files, n);

@@ -11,10 +11,10 @@
  *
  * Every point (test, size) is measured --reps times; each repetition runs the rmx body and the
  * raw-UCP body back to back (alternating which goes first), so load on the machine hits both
- * sides alike, and a row reports the median of each side.  A repetition is a warm-up (at most --warmup iterations or a quarter
- * of --time), then iterations in doubling batches until --iters or --time is reached; only the
- * batches are timed.  Collective tests (sync_all) let rank 0 decide when to stop and tell the
- * others between batches.
+ * sides alike, and a row reports the median of each side. A repetition is a warm-up (at most
+ * --warmup iterations or a quarter of --time), then iterations in doubling batches until --iters
+ * or --time is reached; only the batches are timed. Collective tests (sync_all) let rank 0 decide
+ * when to stop and tell the others between batches.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -49,7 +49,7 @@ static void usage(FILE *f, const char *argv0)
 {
     fprintf(f,
             "usage: %s [options]\n"
-            "  --test LIST      comma-separated tests or groups (put,get,rmw,sub,sync,all); --list\n"
+            "  --test LIST      tests or groups, comma-separated (put,get,rmw,sub,sync,all)\n"
             "  --min SIZE       smallest message size (bytes, K/M suffix; default 1)\n"
             "  --max SIZE       largest message size (default 4M)\n"
             "  --sizes LIST     explicit sizes instead of the sweep, e.g. 8,4K,1M\n"

@@ -90,8 +90,8 @@ Test(perf, json_and_svg_are_well_formed)
     run_out_t r = run_perf(args);
     cr_assert_eq(r.status, 0, "rmx_perf exited %d:\n%s", r.status, r.out);
     cr_expect(r.out[0] == '{' && strstr(r.out, "\"rows\": [") != NULL, "%s", r.out);
-    cr_expect(strstr(r.out, "{\"test\": \"put_lat\", \"size\": 64, \"unit\": \"us\", \"rmx\": ") != NULL,
-              "%s", r.out);
+    cr_expect(strstr(r.out, "{\"test\": \"put_lat\", \"size\": 64, \"unit\": \"us\", \"rmx\": ") !=
+                  NULL, "%s", r.out);
     cr_expect(strstr(r.out, "\"test\": \"sync_all\"") != NULL, "%s", r.out);
     cr_expect(strstr(r.out, "]}\n") != NULL, "JSON not closed:\n%s", r.out);
 
@@ -206,8 +206,8 @@ Test(perf, merge_takes_the_median_over_runs)
     write_file(c, text);
     write_file(m1, "# osc: ucx\ntest,size,unit,mpi\nput_lat,8,us,4\nfadd,8,us,100\n");
     write_file(m2, "test,size,unit,mpi\nput_lat,8,us,8\nfadd,8,us,300\n");
-    snprintf(args, sizeof(args), "--merge %s --merge %s --merge %s --mpi %s --mpi %s --csv", a, b, c,
-             m1, m2);
+    snprintf(args, sizeof(args), "--merge %s --merge %s --merge %s --mpi %s --mpi %s --csv", a, b,
+             c, m1, m2);
     run_out_t r = run_perf(args);
     cr_assert_eq(r.status, 0, "%s", r.out);
     cr_expect(strstr(r.out, "\nput_lat,8,us,2,20,0.1000,6,0.3333\n") != NULL, "%s", r.out);

@@ -435,8 +435,8 @@ static int parse_args(int argc, char **argv, opts_t *o)
         else if (strcmp(a, "--baseline") == 0 || strcmp(a, "--plot") == 0 ||
                  strcmp(a, "--mpi") == 0 || strcmp(a, "--ranks") == 0)
             ;
-        else if (a[0] == '-' && a[1] == '-' && (strcmp(a, "--csv") == 0 || strcmp(a, "--json") == 0 ||
-                                                 strcmp(a, "--progress") == 0 || strcmp(a, "--quiet") == 0))
+        else if (strcmp(a, "--csv") == 0 || strcmp(a, "--json") == 0 ||
+                 strcmp(a, "--progress") == 0 || strcmp(a, "--quiet") == 0)
             takes = 0;
         else {
             fprintf(stderr, "osu_rma: unknown option %s\n", a);
