@@ -57,7 +57,7 @@ static void print_header_comments(const perf_run_t *run, const char *lead)
     printf("%srmx_perf: %d ranks, rank 0 -> rank %d, median of %d repetitions, load average %.2f\n",
            lead, run->ranks, run->target, run->reps, run->load1);
     if (run->nfiles > 1)
-        printf("%smerged: median of %d runs (interleaved with Open MPI's), load average "
+        printf("%smerged: median of %d runs, load average "
                "%.2f .. %.2f\n", lead, run->nfiles, run->load1, run->load_max);
     if (run->transport[0] != '\0')
         printf("%sUCX lanes rank 0 -> %d: %s\n", lead, run->target, run->transport);
