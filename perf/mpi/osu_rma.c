@@ -9,6 +9,9 @@
  *   atomic MPI_Fetch_and_op / MPI_Compare_and_swap + MPI_Win_flush (old value returned)
  *   sync   MPI_Barrier
  * Output: "test,size,unit,value" lines (value: median of --reps), read by rmx_perf --mpi.
+ * --idle-target S: the non-origin ranks sleep S seconds (no MPI calls) during each measurement
+ * instead of waiting in MPI_Barrier, which shows the calls that need the target's progress (use
+ * --warmup 0, or the warm-up absorbs the wait).
  * Built by perf/compare.sh with mpicc; it lives in perf/mpi/ so rmx_perf does not link it.
  */
 #include <math.h>
@@ -17,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "../perf.h"
 
 typedef struct {
@@ -27,6 +31,7 @@ typedef struct {
     long iters, warmup;
     double time_s;
     int reps, target;
+    double idle_s;          /* --idle-target: other ranks sleep this long, no MPI calls */
 } opts_t;
 
 typedef struct {
@@ -325,6 +330,8 @@ static double measure(env_t *e, const test_t *t, const opts_t *o, size_t len)
         v = t->metric == METRIC_LAT  ? sec * 1e6
             : t->metric == METRIC_BW ? ops * (double)len / sec / 1e6
                                      : ops / sec / 1e6;
+    } else if (o->idle_s > 0) {
+        usleep((useconds_t)(o->idle_s * 1e6)); /* shows which calls need the target's progress */
     }
     MPI_Barrier(MPI_COMM_WORLD);
     return v;
@@ -432,6 +439,8 @@ static int parse_args(int argc, char **argv, opts_t *o)
             o->reps = atoi(v);
         else if (strcmp(a, "--target") == 0 && v)
             o->target = atoi(v);
+        else if (strcmp(a, "--idle-target") == 0 && v)
+            o->idle_s = atof(v);
         else if (strcmp(a, "--baseline") == 0 || strcmp(a, "--plot") == 0 ||
                  strcmp(a, "--mpi") == 0 || strcmp(a, "--ranks") == 0)
             ;
