@@ -33,6 +33,7 @@ typedef struct perf_opts {
     long iters, warmup;     /* per point and repetition, upper bounds */
     double time_s;          /* time bound per point and repetition */
     int reps;               /* repetitions; rows report the median */
+    double idle_s;          /* --idle-target: non-origin ranks sleep instead of progressing */
     int ranks;              /* forked ranks when no launcher started us */
     int target;             /* rank the origin (rank 0) talks to; -1: the last rank */
     int baseline;           /* 1: raw UCP beside rmx */

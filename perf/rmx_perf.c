@@ -66,6 +66,8 @@ static void usage(FILE *f, const char *argv0)
             "                   the median over the files\n"
             "  --merge FILE     measure nothing: rows are the median over these --csv outputs\n"
             "                   of earlier runs (repeatable; perf/compare.sh uses it)\n"
+            "  --idle-target S  the other ranks sleep S s in each measurement instead of\n"
+            "                   progressing (with --warmup 0: shows what needs the target)\n"
             "  --progress       progress line on stderr (default when stderr is a terminal)\n"
             "  --quiet          no progress line\n"
             "  --list           list the tests and what one iteration is\n"
@@ -170,6 +172,9 @@ static int parse_args(int argc, char **argv, perf_opts_t *o)
             bad = v == NULL || (strcmp(v, "ucp") != 0 && strcmp(v, "none") != 0);
             if (!bad)
                 o->baseline = strcmp(v, "ucp") == 0;
+        } else if (strcmp(a, "--idle-target") == 0) {
+            char *end;
+            bad = v == NULL || (o->idle_s = strtod(v, &end), *end != '\0' || o->idle_s < 0);
         } else if (strcmp(a, "--plot") == 0)
             bad = v == NULL, o->plot = v;
         else if (strcmp(a, "--mpi") == 0)
@@ -424,6 +429,8 @@ static int measure(perf_state_t *s, perf_env_t *e, const perf_test_t *t, perf_bo
             rc = run_bounded(e, t, body, len, o->iters, o->time_s, &r);
         if (rc == RMX_OK && r.done > 0)
             *value = metric_value(t, e, len, r.busy / (double)r.done);
+    } else if (o->idle_s > 0) {
+        usleep((useconds_t)(o->idle_s * 1e6)); /* no progress here: one-sided means unaffected */
     }
     int rc2 = rmx_sync_all(e->ctx);
     if (rc == RMX_ERR_PEER || rc == RMX_ERR_TIMEOUT || rc == RMX_ERR_TRANSPORT)
