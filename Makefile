@@ -77,8 +77,8 @@ $(BUILD)/tests/prog_%: tests/prog_%.c $(BUILD)/librmx.a $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/librmx.a $(LDFLAGS) $(LDLIBS_ALL)
 
-# The engine's objects, not the archive: perf/ references calls still being written weakly, and a
-# weak reference alone does not pull a member out of an archive.
+# The engine's objects, not the archive: perf/ references some engine calls weakly (it links, and
+# prints n/a, without them), and a weak reference alone does not pull a member out of an archive.
 $(BUILD)/rmx_perf: $(PERF_OBJ) $(LIB_OBJ)
 	$(CC) -o $@ $(PERF_OBJ) $(LIB_OBJ) $(LDFLAGS) $(LDLIBS_ALL)
 

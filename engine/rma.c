@@ -6,9 +6,10 @@
 #include "tracker.h"
 
 /* This thread's pthread_self(), fetched once per thread.  pthread_self() is a call through the
- * PLT; on the benchmark machine (a VM, indirect branches mitigated) that call and the out-of-line
- * rmx_ctx_check around it were about 40% of rmx_put's overhead over a raw ucp_put_nbx
- * (perf/rmx_perf --test put_rate).  initial-exec: a %fs-relative load, also in librmx.so. */
+ * PLT; on the benchmark machine (a VM) that call and the out-of-line rmx_ctx_check around it were
+ * a large part of rmx_put's overhead over a raw ucp_put_nbx: caching and inlining cut that
+ * overhead by about a quarter (perf/rmx_perf --test put_rate --sizes 8, medians of 8 runs).
+ * initial-exec: a %fs-relative load, also in librmx.so. */
 static __thread pthread_t self_tid __attribute__((tls_model("initial-exec")));
 static __thread int self_known __attribute__((tls_model("initial-exec")));
 
