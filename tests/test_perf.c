@@ -14,12 +14,29 @@
 typedef struct {
     char *out;      /* stdout of the run, NUL-terminated */
     int status;     /* exit status, or -1 when it did not exit normally */
+    char err[8192]; /* the start of its stderr, for failure messages */
 } run_out_t;
+
+static void read_err(run_out_t *r, const char *path)
+{
+    r->err[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (f != NULL) {
+        size_t n = fread(r->err, 1, sizeof(r->err) - 1, f);
+        r->err[n] = '\0';
+        fclose(f);
+    }
+    unlink(path);
+}
 
 static run_out_t run_perf(const char *args)
 {
-    char cmd[1024];
-    snprintf(cmd, sizeof(cmd), "%s %s 2>/dev/null", PERF_BIN, args);
+    char errpath[] = "/tmp/rmx_perf_err_XXXXXX";
+    int fd = mkstemp(errpath);
+    cr_assert(fd >= 0);
+    close(fd);
+    char cmd[1200];
+    snprintf(cmd, sizeof(cmd), "%s %s 2>%s", PERF_BIN, args, errpath);
     run_out_t r = {.out = NULL, .status = -1};
     FILE *p = popen(cmd, "r");
     cr_assert(p != NULL, "popen %s", cmd);
@@ -37,6 +54,7 @@ static run_out_t run_perf(const char *args)
     r.out[len] = '\0';
     int ws = pclose(p);
     r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+    read_err(&r, errpath);
     return r;
 }
 
@@ -64,7 +82,8 @@ static int csv_row(const char *csv, const char *test, size_t size, double *rmx, 
 Test(perf, quick_csv_has_positive_put_and_get_rows)
 {
     run_out_t r = run_perf(QUICK " --test put_lat,get_lat,put_bw --max 4096 --csv");
-    cr_assert_eq(r.status, 0, "rmx_perf exited %d; output:\n%s", r.status, r.out);
+    cr_assert_eq(r.status, 0, "rmx_perf exited %d; stderr:\n%s\nstdout:\n%s", r.status, r.err,
+                 r.out);
     cr_assert(strstr(r.out, "\ntest,size,unit,rmx,ucp,rmx_over_ucp\n") != NULL, "%s", r.out);
     const char *tests[] = {"put_lat", "get_lat", "put_bw"};
     for (size_t t = 0; t < 3; t++)
@@ -88,7 +107,8 @@ Test(perf, json_and_svg_are_well_formed)
     char args[512];
     snprintf(args, sizeof(args), QUICK " --test put_lat,sync_all --max 64 --json --plot %s", svg);
     run_out_t r = run_perf(args);
-    cr_assert_eq(r.status, 0, "rmx_perf exited %d:\n%s", r.status, r.out);
+    cr_assert_eq(r.status, 0, "rmx_perf exited %d; stderr:\n%s\nstdout:\n%s", r.status, r.err,
+                 r.out);
     cr_expect(r.out[0] == '{' && strstr(r.out, "\"rows\": [") != NULL, "%s", r.out);
     cr_expect(strstr(r.out, "{\"test\": \"put_lat\", \"size\": 64, \"unit\": \"us\", \"rmx\": ") !=
                   NULL, "%s", r.out);
@@ -114,7 +134,7 @@ Test(perf, json_and_svg_are_well_formed)
 Test(perf, without_baseline_only_rmx_is_printed)
 {
     run_out_t r = run_perf(QUICK " --test get_lat --min 8 --max 8 --baseline none --csv");
-    cr_assert_eq(r.status, 0, "%s", r.out);
+    cr_assert_eq(r.status, 0, "stderr:\n%s\nstdout:\n%s", r.err, r.out);
     cr_expect(strstr(r.out, "\ntest,size,unit,rmx\nget_lat,8,us,") != NULL, "%s", r.out);
     free(r.out);
 }
@@ -209,7 +229,7 @@ Test(perf, merge_takes_the_median_over_runs)
     snprintf(args, sizeof(args), "--merge %s --merge %s --merge %s --mpi %s --mpi %s --csv", a, b,
              c, m1, m2);
     run_out_t r = run_perf(args);
-    cr_assert_eq(r.status, 0, "%s", r.out);
+    cr_assert_eq(r.status, 0, "stderr:\n%s\nstdout:\n%s", r.err, r.out);
     cr_expect(strstr(r.out, "\nput_lat,8,us,2,20,0.1000,6,0.3333\n") != NULL, "%s", r.out);
     cr_expect(strstr(r.out, "\nfadd,8,us,n/a,4.5,n/a,200,n/a\n") != NULL, "%s", r.out);
     cr_expect(strstr(r.out, "median of 3 runs") != NULL, "%s", r.out);
