@@ -96,8 +96,10 @@ static void draw_axes(FILE *f, const axes_t *a, const perf_test_t *t)
             }
         }
     }
-    int step = a->x1 - a->x0 > 12 ? 2 : 1;
-    for (int e = (int)a->x0; e <= (int)a->x1; e += step) {
+    int step = a->x1 - a->x0 > 12 ? 2 : 1, e0 = (int)a->x0;
+    if (e0 % step != 0)
+        e0++; /* ticks on even powers of two when thinned: 1, 4, 16, ... 1M, 4M */
+    for (int e = e0; e <= (int)a->x1; e += step) {
         double x = sx(a, pow(2, e));
         char lab[24];
         size_label(lab, sizeof(lab), pow(2, e));
