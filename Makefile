@@ -4,6 +4,7 @@
 #                build/libcaf_rmx.{a,so} (gfortran -fcoarray=lib runtime) + tests/caf/*.f90 programs
 #   make check   build and run every test (Criterion; multi-process over real UCP)
 #   make perf    run the benchmark on 2 local ranks (rmx beside raw UCP)
+#   make compare rmx, raw UCP and Open MPI (perf/compare.sh) in one table
 #   make asan    the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make valgrind  the whole suite under valgrind memcheck
 #   make fuzz    build/tests/fuzz_subarray, a libFuzzer target (clang); make check then runs it briefly
@@ -86,8 +87,10 @@ $(BUILD)/tests/prog_%: tests/prog_%.c $(BUILD)/librmx.a $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/librmx.a $(LDFLAGS) $(LDLIBS_ALL)
 
-$(BUILD)/rmx_perf: $(PERF_OBJ) $(BUILD)/librmx.a
-	$(CC) -o $@ $(PERF_OBJ) $(BUILD)/librmx.a $(LDFLAGS) $(LDLIBS_ALL)
+# The engine's objects, not the archive: perf/ references some engine calls weakly (it links, and
+# prints n/a, without them), and a weak reference alone does not pull a member out of an archive.
+$(BUILD)/rmx_perf: $(PERF_OBJ) $(LIB_OBJ)
+	$(CC) -o $@ $(PERF_OBJ) $(LIB_OBJ) $(LDFLAGS) $(LDLIBS_ALL)
 
 $(CAF_OBJ): $(wildcard api/caf/*.h)
 
@@ -110,13 +113,17 @@ perf-caf: caf
 
 $(BUILD)/obj/tests/%.o: CFLAGS_ALL += -DRMX_TEST_BIN_DIR='"$(CURDIR)/$(BUILD)/tests"'
 
-tests: $(BUILD)/rmx_tests $(PROG_BIN) caf
+tests: $(BUILD)/rmx_tests $(PROG_BIN) caf $(BUILD)/rmx_perf
 
 check: tests
 	$(CHECK_ENV) ./$(BUILD)/rmx_tests $(CHECK_ARGS)
 
 perf: $(BUILD)/rmx_perf
 	./$(BUILD)/rmx_perf --ranks 2 $(PERF_ARGS)
+
+.PHONY: compare
+compare: $(BUILD)/rmx_perf
+	BUILD=$(BUILD) sh perf/compare.sh $(PERF_ARGS)
 
 # ASan's allocator and UCX's malloc/mmap hooks both want to intercept allocation: turn UCX's off.
 asan:

@@ -1,113 +1,658 @@
 /*
- * rmx_perf.c — smoke benchmark: 8-byte put+flush and get latency, rmx beside raw UCP on the same
- * endpoints in the same run.  (The full tool is built under its own issue.)
- *   rmx_perf [--ranks N] [--iters N] [--topology]
- * Under a PMIx launcher it uses the launched ranks; otherwise it forks --ranks local ranks.
+ * rmx_perf.c — the benchmark driver: options, launch, and the measurement loop.
+ *
+ *   rmx_perf [--test LIST] [--min SIZE] [--max SIZE] [--sizes LIST] [--iters N] [--warmup N]
+ *            [--time S] [--reps N] [--ranks N] [--target R] [--baseline ucp|none] [--csv|--json]
+ *            [--plot FILE.svg] [--mpi FILE.csv] [--progress|--quiet] [--list] [--topology]
+ *
+ * Under a PMIx launcher (PMIX_NAMESPACE set: mpirun, srun --mpi=pmix, prterun) it uses the
+ * launched ranks; otherwise it forks --ranks local ranks (rmx_fork_run).  Rank 0 is the origin,
+ * --target the rank it reads and writes (default: the last rank); the others wait in sync_all.
+ *
+ * Every point (test, size) is measured --reps times; each repetition runs the rmx body and the
+ * raw-UCP body back to back (alternating which goes first), so load on the machine hits both
+ * sides alike, and a row reports the median of each side. A repetition is a warm-up (at most
+ * --warmup iterations or a quarter of --time), then iterations in doubling batches until --iters
+ * or --time is reached; only the batches are timed. Collective tests (sync_all) let rank 0 decide
+ * when to stop and tell the others between batches.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../api/rmx.h"
+#include <unistd.h>
+#include "perf.h"
 #include "../api/rmx_fork.h"
 #include "../engine/internal.h"
 
+#define TRY(expr)                     \
+    do {                              \
+        int try_rc_ = (expr);         \
+        if (try_rc_ != RMX_OK)        \
+            return try_rc_;           \
+    } while (0)
+
+#define MAX_REPS 101
+
+typedef struct perf_state {
+    const perf_opts_t *o;
+    perf_env_t env;          /* the default context */
+    perf_env_t env_nc;       /* a second context with coalescing disabled, when a test needs it */
+    int have_nc;
+    uint8_t selected[64];
+    perf_run_t run;
+    int npoints, done_points, show_progress;
+} perf_state_t;
+
+/* ---------------------------------------------------------------- options */
+static void usage(FILE *f, const char *argv0)
+{
+    fprintf(f,
+            "usage: %s [options]\n"
+            "  --test LIST      tests or groups, comma-separated (put,get,rmw,sub,sync,all)\n"
+            "  --min SIZE       smallest message size (bytes, K/M suffix; default 1)\n"
+            "  --max SIZE       largest message size (default 4M)\n"
+            "  --sizes LIST     explicit sizes instead of the sweep, e.g. 8,4K,1M\n"
+            "  --iters N        iterations per point and repetition, at most (default 1000000)\n"
+            "  --warmup N       warm-up iterations, at most (default 1000)\n"
+            "  --time S         time bound per point and repetition in seconds (default 0.02)\n"
+            "  --reps N         repetitions per point; rows show the median (default 3)\n"
+            "  --ranks N        ranks to fork when not launched by mpirun/srun (default 2)\n"
+            "  --target R       rank that rank 0 talks to (default: the last)\n"
+            "  --baseline B     ucp (default): raw UCP beside rmx; none: rmx only\n"
+            "  --csv, --json    machine-readable output instead of the table\n"
+            "  --plot FILE      also write an SVG chart of every swept test\n"
+            "  --mpi FILE       show Open MPI results (perf/mpi/osu_rma) beside; repeatable:\n"
+            "                   the median over the files\n"
+            "  --merge FILE     measure nothing: rows are the median over these --csv outputs\n"
+            "                   of earlier runs (repeatable; perf/compare.sh uses it)\n"
+            "  --idle-target S  the other ranks sleep S s in each measurement instead of\n"
+            "                   progressing (with --warmup 0: shows what needs the target)\n"
+            "  --progress       progress line on stderr (default when stderr is a terminal)\n"
+            "  --quiet          no progress line\n"
+            "  --list           list the tests and what one iteration is\n"
+            "  --topology       print the machine's topology (hwloc) and exit\n",
+            argv0);
+}
+
+static int parse_size(const char *s, size_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno != 0 || end == s)
+        return -1;
+    if (*end == 'k' || *end == 'K')
+        v <<= 10, end++;
+    else if (*end == 'm' || *end == 'M')
+        v <<= 20, end++;
+    else if (*end == 'g' || *end == 'G')
+        v <<= 30, end++;
+    if (*end == 'B' || *end == 'b')
+        end++;
+    if (*end != '\0')
+        return -1;
+    *out = (size_t)v;
+    return 0;
+}
+
+/* "8,4K,1M": explicit sizes instead of the power-of-two sweep; they set --min and --max. */
+static int parse_size_list(const char *list, perf_opts_t *o)
+{
+    char buf[512];
+    if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
+        return -1;
+    o->nsizes = 0;
+    for (char *save, *tok = strtok_r(buf, ",", &save); tok != NULL;
+         tok = strtok_r(NULL, ",", &save)) {
+        size_t v;
+        if (o->nsizes == PERF_MAX_SIZES || parse_size(tok, &v) != 0 || v == 0)
+            return -1;
+        o->sizes[o->nsizes++] = v;
+    }
+    o->min_size = o->max_size = o->sizes[0];
+    for (int i = 1; i < o->nsizes; i++) {
+        o->min_size = o->sizes[i] < o->min_size ? o->sizes[i] : o->min_size;
+        o->max_size = o->sizes[i] > o->max_size ? o->sizes[i] : o->max_size;
+    }
+    return o->nsizes > 0 ? 0 : -1;
+}
+
+static int parse_long(const char *s, long *out, long min)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < min)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static void list_tests(void)
+{
+    for (int i = 0; i < perf_ntests; i++)
+        printf("%-12s %-5s %-7s %s\n", perf_tests[i].name, perf_tests[i].group,
+               perf_unit(perf_tests[i].metric), perf_tests[i].what);
+}
+
+/* 0: parsed; 1: done (help, list); 2: usage error. */
+static int parse_args(int argc, char **argv, perf_opts_t *o)
+{
+    *o = (perf_opts_t){.min_size = 1, .max_size = (size_t)4 << 20, .iters = 1000000,
+                       .warmup = 1000, .time_s = 0.02, .reps = 3, .ranks = 2, .target = -1,
+                       .baseline = 1, .progress = -1};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        long l;
+        int bad = 0, takes = 1;
+        if (strcmp(a, "--test") == 0 || strcmp(a, "--tests") == 0)
+            bad = v == NULL, o->tests = v;
+        else if (strcmp(a, "--min") == 0)
+            bad = v == NULL || parse_size(v, &o->min_size) != 0;
+        else if (strcmp(a, "--max") == 0)
+            bad = v == NULL || parse_size(v, &o->max_size) != 0;
+        else if (strcmp(a, "--sizes") == 0)
+            bad = v == NULL || parse_size_list(v, o) != 0;
+        else if (strcmp(a, "--iters") == 0)
+            bad = v == NULL || parse_long(v, &o->iters, 1) != 0;
+        else if (strcmp(a, "--warmup") == 0)
+            bad = v == NULL || parse_long(v, &o->warmup, 0) != 0;
+        else if (strcmp(a, "--time") == 0) {
+            char *end;
+            bad = v == NULL || (o->time_s = strtod(v, &end), *end != '\0' || o->time_s <= 0);
+        } else if (strcmp(a, "--reps") == 0)
+            bad = v == NULL || parse_long(v, &l, 1) != 0 || l > MAX_REPS || (o->reps = (int)l, 0);
+        else if (strcmp(a, "--ranks") == 0)
+            bad = v == NULL || parse_long(v, &l, 2) != 0 || l > 64 || (o->ranks = (int)l, 0);
+        else if (strcmp(a, "--target") == 0)
+            bad = v == NULL || parse_long(v, &l, 1) != 0 || l > 1 << 20 || (o->target = (int)l, 0);
+        else if (strcmp(a, "--baseline") == 0) {
+            bad = v == NULL || (strcmp(v, "ucp") != 0 && strcmp(v, "none") != 0);
+            if (!bad)
+                o->baseline = strcmp(v, "ucp") == 0;
+        } else if (strcmp(a, "--idle-target") == 0) {
+            char *end;
+            bad = v == NULL || (o->idle_s = strtod(v, &end), *end != '\0' || o->idle_s < 0);
+        } else if (strcmp(a, "--plot") == 0)
+            bad = v == NULL, o->plot = v;
+        else if (strcmp(a, "--mpi") == 0)
+            bad = v == NULL || o->nmpi == PERF_MAX_FILES || (o->mpi_csv[o->nmpi++] = v, 0);
+        else if (strcmp(a, "--merge") == 0)
+            bad = v == NULL || o->nmerge == PERF_MAX_FILES || (o->merge[o->nmerge++] = v, 0);
+        else {
+            takes = 0;
+            if (strcmp(a, "--csv") == 0)
+                o->csv = 1;
+            else if (strcmp(a, "--json") == 0)
+                o->json = 1;
+            else if (strcmp(a, "--progress") == 0)
+                o->progress = 1;
+            else if (strcmp(a, "--quiet") == 0)
+                o->progress = 0;
+            else if (strcmp(a, "--list") == 0)
+                return list_tests(), 1;
+            else if (strcmp(a, "--topology") == 0)
+                return rmx_topology_print(stdout) == RMX_OK ? 1 : 2;
+            else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
+                return usage(stdout, argv[0]), 1;
+            else
+                bad = 1;
+        }
+        if (bad) {
+            fprintf(stderr, "%s: bad or missing value for %s\n", argv[0], a);
+            usage(stderr, argv[0]);
+            return 2;
+        }
+        i += takes;
+    }
+    if (o->min_size == 0 || o->min_size > o->max_size) {
+        fprintf(stderr, "%s: need 1 <= --min <= --max\n", argv[0]);
+        return 2;
+    }
+    return 0;
+}
+
+/* Marks the selected tests; -1 (and a message) for a name that is neither test nor group. */
+static int select_tests(const char *list, uint8_t *sel)
+{
+    if (list == NULL || strcmp(list, "all") == 0) {
+        memset(sel, 1, (size_t)perf_ntests);
+        return 0;
+    }
+    char *copy = strdup(list);
+    if (copy == NULL)
+        return -1;
+    int rc = 0;
+    for (char *save, *tok = strtok_r(copy, ",", &save); tok != NULL;
+         tok = strtok_r(NULL, ",", &save)) {
+        int hit = 0;
+        for (int i = 0; i < perf_ntests; i++)
+            if (strcmp(tok, "all") == 0 || strcmp(tok, perf_tests[i].name) == 0 ||
+                strcmp(tok, perf_tests[i].group) == 0)
+                sel[i] = 1, hit = 1;
+        if (!hit) {
+            fprintf(stderr, "rmx_perf: no test or group '%s' (see --list)\n", tok);
+            rc = -1;
+        }
+    }
+    free(copy);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- sizes */
+/* The sizes a test runs at: --sizes if given, else powers of two from --min to --max, both
+ * clamped to the test's own range; a fixed-size test (the atomics, sync_all) runs at its size. */
+static int sweep(const perf_test_t *t, const perf_opts_t *o, size_t *out)
+{
+    if (t->min_len == t->max_len) {
+        out[0] = t->min_len;
+        return 1;
+    }
+    int n = 0;
+    if (o->nsizes > 0) {
+        for (int i = 0; i < o->nsizes; i++)
+            if (o->sizes[i] >= t->min_len && o->sizes[i] <= t->max_len)
+                out[n++] = o->sizes[i];
+        return n;
+    }
+    size_t lo = o->min_size > t->min_len ? o->min_size : t->min_len;
+    size_t hi = o->max_size < t->max_len ? o->max_size : t->max_len;
+    for (size_t len = lo; len <= hi && n < PERF_MAX_SIZES; len *= 2)
+        out[n++] = len;
+    return n;
+}
+
+/* ---------------------------------------------------------------- environments */
+/* The data area: big enough for the largest subarray test (PERF_SUB_WIDTH x the section) and
+ * for some bandwidth slots, at most 64 MiB. */
+static size_t data_len_for(const perf_opts_t *o)
+{
+    size_t want = o->max_size * PERF_SUB_WIDTH;
+    size_t lo = (size_t)1 << 20, hi = (size_t)64 << 20;
+    return want < lo ? lo : want > hi ? hi : want;
+}
+
+static int env_open(perf_env_t *e, rmx_ctx_t *ctx, const perf_opts_t *o)
+{
+    memset(e, 0, sizeof(*e));
+    e->ctx = ctx;
+    e->me = rmx_rank(ctx);
+    e->n = rmx_size(ctx);
+    e->target = o->target < 0 ? e->n - 1 : o->target;
+    if (e->target >= e->n)
+        return RMX_ERR_RANK;
+    e->data_len = data_len_for(o);
+    void *base;
+    TRY(rmx_win_allocate(ctx, e->data_len + PERF_CTRL_BYTES, &base, &e->win));
+    e->base = base;
+    e->local = malloc(e->data_len);
+    if (e->local == NULL)
+        return RMX_ERR_NOMEM;
+    for (size_t i = 0; i < e->data_len; i++)
+        e->local[i] = (char)(i * 131u + 7u);
+    if (e->me == 0)
+        (void)perf_rmw_probe(e); /* failure leaves rmw_ok 0: those rows print n/a */
+    return rmx_sync_all(ctx);
+}
+
+static void env_close(perf_env_t *e)
+{
+    if (e->win != NULL)
+        (void)rmx_win_free(&e->win);
+    free(e->local);
+    e->local = NULL;
+}
+
+/* "sysv(amo am) posix(amo); put 0..<short>..; get 0..<bcopy>..": the origin-target endpoint's
+ * lanes and the protocols of its first put and get lane. */
+static void describe_transport(perf_env_t *e, char *out, size_t outlen)
+{
+    char info[4096];
+    out[0] = '\0';
+    if (rmx_ucx_ep_describe(e->ctx->peers[e->target].ep, info, sizeof(info)) != RMX_OK)
+        return;
+    size_t used = 0;
+    for (char *save, *line = strtok_r(info, "\n", &save); line != NULL;
+         line = strtok_r(NULL, "\n", &save)) {
+        char *proto = strstr(line, "put[0]:");
+        if (proto == NULL)
+            proto = strstr(line, "get[0]:");
+        if (proto != NULL) { /* "put[0]: 0..<short>..4294967296..<bcopy>..(inf)" */
+            int n = snprintf(out + used, outlen - used, "; %.3s %s", proto, proto + 8);
+            if (n < 0 || (size_t)n >= outlen - used)
+                break;
+            used += (size_t)n;
+            continue;
+        }
+        char *lane = strstr(line, "lane[");
+        char *colon = lane ? strchr(lane, ':') : NULL;
+        if (colon == NULL)
+            continue;
+        char *tl = strchr(colon + 1, ':'); /* "  2:posix/memory.0 md[2] -> ... rma_bw#0 am" */
+        char *slash = tl ? strchr(tl, '/') : NULL;
+        char *arrow = strstr(line, "->");
+        if (slash == NULL || arrow == NULL)
+            continue;
+        char caps[96] = "";
+        char *p = strchr(arrow, ' ');
+        p = p ? strchr(p + 1, ' ') : NULL; /* skip the remote md/tl/sysdev word */
+        size_t cl = 0;
+        for (char *w = p; w != NULL && *w != '\0';) {
+            while (*w == ' ')
+                w++;
+            size_t wl = strcspn(w, " #");
+            if (wl > 0 && cl + wl + 2 < sizeof(caps))
+                cl += (size_t)snprintf(caps + cl, sizeof(caps) - cl, "%s%.*s", cl ? " " : "",
+                                       (int)wl, w);
+            w = strchr(w, ' ');
+        }
+        int n = snprintf(out + used, outlen - used, "%s%.*s(%s)", used ? " " : "",
+                         (int)(slash - tl - 1), tl + 1, caps);
+        if (n < 0 || (size_t)n >= outlen - used)
+            break;
+        used += (size_t)n;
+    }
+}
+
+static double load_average(void)
+{
+    double l = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f != NULL) {
+        if (fscanf(f, "%lf", &l) != 1)
+            l = -1;
+        fclose(f);
+    }
+    return l;
+}
+
+/* ---------------------------------------------------------------- measurement */
 typedef struct {
-    int iters;
-} perf_opts_t;
+    long done;
+    double busy;
+} run_t;
 
-static double bench_rmx_put(rmx_ctx_t *ctx, rmx_win_t *win, int peer, int iters)
+/* Batches of doubling size until max_iters or max_s of timed work; only batches are timed. */
+static int run_bounded(perf_env_t *e, const perf_test_t *t, perf_body_t body, size_t len,
+                       long max_iters, double max_s, run_t *r)
 {
-    uint64_t v = 1;
-    double t0 = rmx_now_s();
-    for (int i = 0; i < iters; i++) {
-        rmx_put(win, &v, sizeof(v), peer, 0);
-        rmx_sync_memory(ctx);
+    long batch = 1, cap = max_iters / 16 > 0 ? max_iters / 16 : 1;
+    r->done = 0;
+    r->busy = 0;
+    while (r->done < max_iters) {
+        long n = batch < max_iters - r->done ? batch : max_iters - r->done;
+        double t0 = rmx_now_s();
+        int rc = body(e, len, n);
+        r->busy += rmx_now_s() - t0;
+        if (rc != RMX_OK)
+            return rc;
+        r->done += n;
+        uint64_t more = r->done < max_iters && r->busy < max_s;
+        if (t->collective)
+            TRY(perf_share_u64(e, &more));
+        if (!more)
+            break;
+        if (batch < cap)
+            batch *= 2;
     }
-    return (rmx_now_s() - t0) / iters * 1e6;
+    return RMX_OK;
 }
 
-static double bench_ucp_put(rmx_ctx_t *ctx, rmx_win_t *win, int peer, int iters)
+static double metric_value(const perf_test_t *t, const perf_env_t *e, size_t len, double sec)
 {
-    uint64_t v = 1;
-    ucp_ep_h ep = ctx->peers[peer].ep;
-    double t0 = rmx_now_s();
-    for (int i = 0; i < iters; i++) {
-        rmx_ucx_put(&ctx->ucx, ep, &v, sizeof(v), win->remote[peer].addr, win->remote[peer].rkey);
-        rmx_ucx_flush_worker(&ctx->ucx);
+    double ops = t->ops ? (double)t->ops(e, len) : 1.0;
+    switch (t->metric) {
+    case METRIC_LAT: return sec * 1e6;                   /* us per iteration */
+    case METRIC_BW: return ops * (double)len / sec / 1e6; /* MB/s */
+    case METRIC_RATE: return ops / sec / 1e6;             /* million operations per second */
     }
-    return (rmx_now_s() - t0) / iters * 1e6;
+    return NAN;
 }
 
-static double bench_rmx_get(rmx_ctx_t *ctx, rmx_win_t *win, int peer, int iters)
+/* One repetition of one side: bracketed by sync_all on the context it runs on (so over
+ * transports that need target progress the waiting ranks progress the right worker). */
+static int measure(perf_state_t *s, perf_env_t *e, const perf_test_t *t, perf_body_t body,
+                   size_t len, double *value)
 {
-    (void)ctx;
-    uint64_t v;
-    double t0 = rmx_now_s();
-    for (int i = 0; i < iters; i++)
-        rmx_get(win, &v, sizeof(v), peer, 0);
-    return (rmx_now_s() - t0) / iters * 1e6;
+    const perf_opts_t *o = s->o;
+    *value = NAN;
+    TRY(rmx_sync_all(e->ctx));
+    int rc = RMX_OK;
+    if (t->collective || e->me == 0) {
+        run_t r;
+        long warm = o->warmup < o->iters ? o->warmup : o->iters;
+        if (warm > 0)
+            rc = run_bounded(e, t, body, len, warm, o->time_s / 4, &r);
+        if (rc == RMX_OK)
+            rc = run_bounded(e, t, body, len, o->iters, o->time_s, &r);
+        if (rc == RMX_OK && r.done > 0)
+            *value = metric_value(t, e, len, r.busy / (double)r.done);
+    } else if (o->idle_s > 0) {
+        usleep((useconds_t)(o->idle_s * 1e6)); /* no progress here: one-sided means unaffected */
+    }
+    int rc2 = rmx_sync_all(e->ctx);
+    if (rc == RMX_ERR_PEER || rc == RMX_ERR_TIMEOUT || rc == RMX_ERR_TRANSPORT)
+        return rc;  /* the run cannot go on; a refused call (n/a) can */
+    return rc2;
 }
 
-static double bench_ucp_get(rmx_ctx_t *ctx, rmx_win_t *win, int peer, int iters)
+static int cmp_double(const void *a, const void *b)
 {
-    uint64_t v;
-    ucp_ep_h ep = ctx->peers[peer].ep;
-    double t0 = rmx_now_s();
-    for (int i = 0; i < iters; i++)
-        rmx_ucx_get(&ctx->ucx, ep, &v, sizeof(v), win->remote[peer].addr, win->remote[peer].rkey);
-    return (rmx_now_s() - t0) / iters * 1e6;
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of the values that are numbers; NAN when none is. */
+static double median(double *v, int n)
+{
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (!isnan(v[i]))
+            v[m++] = v[i];
+    if (m == 0)
+        return NAN;
+    qsort(v, (size_t)m, sizeof(*v), cmp_double);
+    return m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
+}
+
+static perf_row_t *add_row(perf_run_t *run)
+{
+    if (run->nrows == run->cap) {
+        int cap = run->cap ? run->cap * 2 : 64;
+        perf_row_t *rows = realloc(run->rows, (size_t)cap * sizeof(*rows));
+        if (rows == NULL)
+            return NULL;
+        run->rows = rows;
+        run->cap = cap;
+    }
+    perf_row_t *r = &run->rows[run->nrows++];
+    *r = (perf_row_t){.rmx = NAN, .ucp = NAN, .mpi = NAN};
+    return r;
+}
+
+static void progress(perf_state_t *s, const perf_test_t *t, size_t len)
+{
+    if (!s->show_progress)
+        return;
+    char sz[32];
+    perf_format_size(sz, sizeof(sz), len);
+    int tty = isatty(STDERR_FILENO);
+    fprintf(stderr, "%srmx_perf: [%3d/%3d] %-12s %8s%s", tty ? "\r" : "", s->done_points + 1,
+            s->npoints, t->name, sz, tty ? "   " : "\n");
+    fflush(stderr);
+}
+
+static int point(perf_state_t *s, const perf_test_t *t, size_t len)
+{
+    const perf_opts_t *o = s->o;
+    perf_env_t *e = t->nocoalesce ? &s->env_nc : &s->env;
+    double vr[MAX_REPS], vu[MAX_REPS];
+    progress(s, t, len);
+    for (int rep = 0; rep < o->reps; rep++) {
+        vu[rep] = NAN;
+        /* Odd repetitions measure the baseline first: neither side always runs second. */
+        if (o->baseline && rep % 2 == 1)
+            TRY(measure(s, &s->env, t, t->ucp, len, &vu[rep]));
+        TRY(measure(s, e, t, t->rmx, len, &vr[rep]));
+        if (o->baseline && rep % 2 == 0)
+            TRY(measure(s, &s->env, t, t->ucp, len, &vu[rep]));
+    }
+    s->done_points++;
+    if (s->env.me != 0)
+        return RMX_OK;
+    perf_row_t *row = add_row(&s->run);
+    if (row == NULL)
+        return RMX_ERR_NOMEM;
+    row->test = t;
+    row->size = len;
+    row->rmx = median(vr, o->reps);
+    row->ucp = median(vu, o->reps);
+    return RMX_OK;
+}
+
+static int fits(const perf_state_t *s, const perf_test_t *t, size_t len)
+{
+    return t->fits == NULL || t->fits(&s->env, len);
+}
+
+static int count_points(const perf_state_t *s)
+{
+    size_t sizes[PERF_MAX_SIZES];
+    int n = 0;
+    for (int i = 0; i < perf_ntests; i++) {
+        if (!s->selected[i])
+            continue;
+        int ns = sweep(&perf_tests[i], s->o, sizes);
+        for (int k = 0; k < ns; k++)
+            n += fits(s, &perf_tests[i], sizes[k]);
+    }
+    return n;
+}
+
+static int run_all(perf_state_t *s)
+{
+    size_t sizes[PERF_MAX_SIZES];
+    s->npoints = count_points(s);
+    for (int i = 0; i < perf_ntests; i++) {
+        const perf_test_t *t = &perf_tests[i];
+        if (!s->selected[i])
+            continue;
+        int ns = sweep(t, s->o, sizes);
+        for (int k = 0; k < ns; k++)
+            if (fits(s, t, sizes[k]))
+                TRY(point(s, t, sizes[k]));
+    }
+    if (s->show_progress && isatty(STDERR_FILENO))
+        fprintf(stderr, "\r%60s\r", "");
+    return RMX_OK;
+}
+
+static void report(perf_state_t *s)
+{
+    const perf_opts_t *o = s->o;
+    perf_run_t *run = &s->run;
+    if (o->nmpi > 0 && perf_read_mpi(run, o->mpi_csv, o->nmpi) != 0)
+        fprintf(stderr, "rmx_perf: cannot read the Open MPI results\n");
+    if (o->json)
+        perf_print_json(run, o);
+    else if (o->csv)
+        perf_print_csv(run, o);
+    else
+        perf_print_table(run, o);
+    if (o->plot != NULL && perf_plot_svg(run, o->plot) != 0)
+        fprintf(stderr, "rmx_perf: cannot write %s\n", o->plot);
+    fflush(stdout);
+}
+
+/* --merge: a report of earlier runs, no ranks, no measurement. */
+static int merge_only(perf_state_t *s)
+{
+    if (perf_merge_runs(&s->run, s->o->merge, s->o->nmerge) != 0) {
+        fprintf(stderr, "rmx_perf: cannot read the --merge files\n");
+        return 1;
+    }
+    report(s);
+    free(s->run.rows);
+    return 0;
+}
+
+static int needs_nocoalesce(const perf_state_t *s)
+{
+    for (int i = 0; i < perf_ntests; i++)
+        if (s->selected[i] && perf_tests[i].nocoalesce)
+            return 1;
+    return 0;
 }
 
 static int perf_main(const rmx_config_t *cfg, void *arg)
 {
-    perf_opts_t *o = arg;
-    rmx_ctx_t *ctx;
-    int rc = rmx_init(cfg, &ctx);
+    perf_state_t *s = arg;
+    rmx_ctx_t *ctx, *ctx_nc = NULL;
+    rmx_config_t c;
+    if (cfg != NULL)
+        c = *cfg;
+    else
+        rmx_config_init(&c);
+    int rc = rmx_init(&c, &ctx);
     if (rc != RMX_OK) {
-        fprintf(stderr, "rmx_init: %s\n", rmx_strerror(rc));
+        fprintf(stderr, "rmx_perf: rmx_init: %s\n", rmx_strerror(rc));
         return 1;
     }
-    int me = rmx_rank(ctx), n = rmx_size(ctx);
-    void *base;
-    rmx_win_t *win;
-    if ((rc = rmx_win_allocate(ctx, 4096, &base, &win)) != RMX_OK) {
-        fprintf(stderr, "rmx_win_allocate: %s\n", rmx_strerror(rc));
-        return 1;
+    if (needs_nocoalesce(s)) {
+        rmx_config_t nc = c;
+        nc.coalesce_disable = 1;
+        rc = rmx_init(&nc, &ctx_nc);
     }
-    int peer = (me + 1) % n;
-    if (me == 0) {
-        bench_rmx_put(ctx, win, peer, o->iters / 10);
-        bench_ucp_put(ctx, win, peer, o->iters / 10);
-        double rp = bench_rmx_put(ctx, win, peer, o->iters), up = bench_ucp_put(ctx, win, peer, o->iters);
-        double rg = bench_rmx_get(ctx, win, peer, o->iters), ug = bench_ucp_get(ctx, win, peer, o->iters);
-        printf("%-24s %12s %12s %8s\n", "test (8 B)", "rmx us", "ucp us", "rmx/ucp");
-        printf("%-24s %12.3f %12.3f %8.2f\n", "put+flush latency", rp, up, rp / up);
-        printf("%-24s %12.3f %12.3f %8.2f\n", "get latency", rg, ug, rg / ug);
+    if (rc == RMX_OK)
+        rc = env_open(&s->env, ctx, s->o);
+    if (rc == RMX_OK && ctx_nc != NULL && (rc = env_open(&s->env_nc, ctx_nc, s->o)) == RMX_OK)
+        s->have_nc = 1;
+    if (rc == RMX_OK && s->env.n < 2 && s->env.me == 0)
+        fprintf(stderr, "rmx_perf: one rank only: rank 0 talks to itself\n");
+    if (rc == RMX_OK) {
+        s->show_progress = s->env.me == 0 &&
+                           (s->o->progress == 1 || (s->o->progress < 0 && isatty(STDERR_FILENO)));
+        s->run.ranks = s->env.n;
+        s->run.reps = s->o->reps;
+        s->run.target = s->env.target;
+        s->run.load1 = load_average();
+        if (s->env.me == 0)
+            describe_transport(&s->env, s->run.transport, sizeof(s->run.transport));
+        rc = run_all(s);
     }
-    rmx_sync_all(ctx);
-    rmx_win_free(&win);
-    rmx_finalize(ctx);
-    return 0;
+    if (rc == RMX_OK && s->env.me == 0)
+        report(s);
+    if (rc != RMX_OK)
+        fprintf(stderr, "rmx_perf: rank %d: %s\n", s->env.me, rmx_strerror(rc));
+    env_close(&s->env_nc);
+    env_close(&s->env);
+    if (ctx_nc != NULL)
+        (void)rmx_finalize(ctx_nc);
+    (void)rmx_finalize(ctx);
+    free(s->run.rows);
+    fflush(stdout);
+    fflush(stderr);
+    return rc == RMX_OK ? 0 : 1;
 }
 
 int main(int argc, char **argv)
 {
-    perf_opts_t o = {.iters = 20000};
-    int ranks = 2;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--ranks") == 0 && i + 1 < argc)
-            ranks = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc)
-            o.iters = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--topology") == 0)
-            return rmx_topology_print(stdout) == RMX_OK ? 0 : 1;
-        else {
-            fprintf(stderr, "usage: %s [--ranks N] [--iters N] [--topology]\n", argv[0]);
-            return 2;
-        }
-    }
+    perf_opts_t o;
+    int prc = parse_args(argc, argv, &o);
+    if (prc != 0)
+        return prc == 1 ? 0 : 2;
+    perf_state_t s = {.o = &o};
+    if (select_tests(o.tests, s.selected) != 0)
+        return 2;
+    if (o.nmerge > 0)
+        return merge_only(&s);
     if (getenv("PMIX_NAMESPACE") != NULL)
-        return perf_main(NULL, &o);
-    int rc = rmx_fork_run(ranks, perf_main, &o, NULL, 600, NULL);
+        return perf_main(NULL, &s);
+    fflush(stdout);
+    int rc = rmx_fork_run(o.ranks, perf_main, &s, NULL, 3600, NULL);
+    if (rc != RMX_OK)
+        fprintf(stderr, "rmx_perf: %s\n", rmx_strerror(rc));
     return rc == RMX_OK ? 0 : 1;
 }

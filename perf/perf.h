@@ -1,0 +1,175 @@
+/*
+ * perf.h — what the files of rmx_perf share: options, the benchmark environment of one context,
+ * the test table, result rows, and the geometry both sides of a test must agree on.
+ *
+ *   rmx_perf.c    options, launch (PMIx launcher or forked ranks), the measurement driver
+ *   tests.c       the test table: name, metric, size range, the rmx body and the raw-UCP body
+ *   bench_rmx.c   bodies on the public API (api/rmx.h) only
+ *   bench_ucp.c   the same bodies on raw UCP calls on the same endpoints, rkeys and buffers
+ *   report.c      table / CSV / JSON on stdout, merging of an Open MPI result file
+ *   plot.c        the hand-written SVG chart (--plot)
+ *
+ * Completion semantics are the same on both sides of every row (see tests.c): a row compares
+ * two ways of getting the same guarantee, never a weaker one against a stronger one.
+ */
+#ifndef RMX_PERF_H
+#define RMX_PERF_H
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "../api/rmx.h"
+
+#define PERF_MAX_SIZES 64
+#define PERF_MAX_FILES 16
+
+typedef enum { METRIC_LAT = 0, METRIC_BW, METRIC_RATE } perf_metric_t;
+
+typedef struct perf_opts {
+    const char *tests;      /* comma-separated names or groups; NULL: all */
+    size_t min_size, max_size;
+    size_t sizes[PERF_MAX_SIZES];  /* --sizes: explicit list instead of the sweep */
+    int nsizes;
+    long iters, warmup;     /* per point and repetition, upper bounds */
+    double time_s;          /* time bound per point and repetition */
+    int reps;               /* repetitions; rows report the median */
+    double idle_s;          /* --idle-target: non-origin ranks sleep instead of progressing */
+    int ranks;              /* forked ranks when no launcher started us */
+    int target;             /* rank the origin (rank 0) talks to; -1: the last rank */
+    int baseline;           /* 1: raw UCP beside rmx */
+    int csv, json;
+    int progress;           /* 1: progress line on stderr, 0: none, -1: when stderr is a tty */
+    const char *plot;       /* SVG file or NULL */
+    const char *mpi_csv[PERF_MAX_FILES];  /* Open MPI results (perf/mpi/osu_rma) to show beside */
+    int nmpi;
+    const char *merge[PERF_MAX_FILES];    /* --merge: rows from these rmx_perf --csv files */
+    int nmerge;
+} perf_opts_t;
+
+/* One rmx context with its benchmark window, as every body sees it. */
+typedef struct perf_env {
+    rmx_ctx_t *ctx;
+    rmx_win_t *win;
+    char *base;             /* this rank's window memory */
+    char *local;            /* source / destination buffer of data_len bytes (malloc'd) */
+    size_t data_len;        /* bytes of each window the tests may use; a control area follows */
+    int me, n, target;
+    int rmw_assert;         /* assert flags under which rmx_rmw runs without a lock */
+    int rmw_ok;             /* rmx_rmw answered the probe */
+    int64_t cas_expect;     /* current value of the compare-swap word (only the origin writes) */
+    int64_t max_next;       /* next operand of the MAX test: always a new maximum */
+    uint64_t ucp_epoch;     /* raw-UCP barrier calls so far */
+    unsigned share_seq;     /* share_u64 calls so far (alternating slots) */
+} perf_env_t;
+
+/* Runs n iterations of one test on one side; returns RMX_OK or a negative RMX_ERR_*. */
+typedef int (*perf_body_t)(perf_env_t *e, size_t len, long n);
+
+typedef struct perf_test {
+    const char *name;
+    const char *group;       /* put, get, rmw, sub, sync */
+    perf_metric_t metric;
+    size_t min_len, max_len; /* the sweep is clamped to this range */
+    int collective;          /* every rank runs the body (sync) */
+    int nocoalesce;          /* the rmx side runs on the context with coalescing disabled */
+    long (*ops)(const perf_env_t *e, size_t len);  /* operations per iteration; NULL: 1 */
+    int (*fits)(const perf_env_t *e, size_t len);  /* NULL: always */
+    perf_body_t rmx, ucp;
+    const char *what;        /* one line: what an iteration is */
+} perf_test_t;
+
+extern const perf_test_t perf_tests[];
+extern const int perf_ntests;
+
+/* One printed row.  Values are in the metric's unit; NAN means not measured ("n/a"). */
+typedef struct perf_row {
+    const perf_test_t *test;
+    size_t size;
+    double rmx, ucp, mpi;
+} perf_row_t;
+
+typedef struct perf_run {
+    perf_row_t *rows;
+    int nrows, cap;
+    char transport[256];     /* what UCX chose for the origin-target endpoint */
+    double load1;            /* 1-minute load average at the start */
+    int ranks, reps, target;
+    int nfiles;              /* --merge: result files combined (median per row) */
+    double load_max;
+    int have_mpi;
+    char mpi_note[96];
+} perf_run_t;
+
+/* ---- geometry shared by bench_rmx.c and bench_ucp.c */
+#define PERF_CTRL_BYTES  4096     /* control area after the data area of every window */
+#define PERF_CTRL_SHARE  0        /* two uint64 slots: rank 0's decisions for collective tests */
+#define PERF_CTRL_RMW    64       /* four int64 words: fadd, swap, cswap, max */
+#define PERF_CTRL_BARRIER 256     /* raw-UCP barrier counters, one per round */
+#define PERF_BW_WINDOW   64       /* puts/gets in flight per bandwidth iteration */
+#define PERF_RATE_WINDOW 256      /* puts/gets per message-rate iteration */
+#define PERF_SUB_WIDTH   16       /* the short extent of the 2-d subarray arrays */
+
+/* Bandwidth slots are neither overlapping nor adjacent, so neither ordering nor coalescing
+ * applies: each slot starts on a fresh 64-byte line, 64 bytes after the previous one ends. */
+static inline size_t perf_slot(size_t len)
+{
+    return ((len + 63) & ~(size_t)63) + 64;
+}
+
+static inline long perf_bw_ops(const perf_env_t *e, size_t len)
+{
+    size_t fit = e->data_len / perf_slot(len);
+    return fit < PERF_BW_WINDOW ? (long)(fit ? fit : 1) : PERF_BW_WINDOW;
+}
+
+static inline long perf_rate_ops(const perf_env_t *e, size_t len)
+{
+    size_t fit = e->data_len / len;
+    return fit < PERF_RATE_WINDOW ? (long)(fit ? fit : 1) : PERF_RATE_WINDOW;
+}
+
+/* 2-d arrays of doubles in C order, PERF_SUB_WIDTH x k or k x PERF_SUB_WIDTH elements (k = len/8):
+ * the column section is k elements PERF_SUB_WIDTH*8 bytes apart (k runs of 8 bytes), the row
+ * section one contiguous run of len bytes.  The remote array starts at disp 0, the local array
+ * at e->local, same shape. */
+static inline size_t perf_sub_elems(size_t len)
+{
+    return len / sizeof(double);
+}
+static inline size_t perf_col_offset(size_t i)
+{
+    return (i * PERF_SUB_WIDTH + 1) * sizeof(double);  /* element (i, 1) of a k x W array */
+}
+static inline size_t perf_row_offset(size_t k)
+{
+    return k * sizeof(double);                         /* element (1, 0) of a W x k array */
+}
+void perf_col_section(rmx_sub_t *s, size_t k);
+void perf_row_section(rmx_sub_t *s, size_t k);
+
+/* ---- bench_rmx.c (bench_rmx_*) and bench_ucp.c (bench_ucp_*): one body per test and side */
+#define PERF_BODIES(X) \
+    X(put_lat) X(put_bw) X(put_rate) X(get_lat) X(get_bw) X(get_rate) \
+    X(fadd) X(swap) X(cswap) X(max) X(put_col) X(put_row) X(get_col) X(get_row) X(sync)
+#define PERF_DECLARE_BODY(name)                                   \
+    int bench_rmx_##name(perf_env_t *e, size_t len, long n);      \
+    int bench_ucp_##name(perf_env_t *e, size_t len, long n);
+PERF_BODIES(PERF_DECLARE_BODY)
+
+int perf_rmw_probe(perf_env_t *e);
+int perf_share_u64(perf_env_t *e, uint64_t *v);  /* rank 0's *v reaches every rank; collective */
+
+/* ---- report.c */
+const char *perf_unit(perf_metric_t m);
+/* Median per (test, size) over the files: Open MPI's column, or (--merge) the whole run. */
+int perf_read_mpi(perf_run_t *run, const char *const *paths, int n);
+int perf_merge_runs(perf_run_t *run, const char *const *paths, int n);
+void perf_print_table(const perf_run_t *run, const perf_opts_t *o);
+void perf_print_csv(const perf_run_t *run, const perf_opts_t *o);
+void perf_print_json(const perf_run_t *run, const perf_opts_t *o);
+void perf_format_size(char *buf, size_t n, size_t bytes);
+
+/* ---- plot.c */
+int perf_plot_svg(const perf_run_t *run, const char *path);
+
+#endif

@@ -1,0 +1,372 @@
+/*
+ * report.c — rmx_perf's output: the aligned table, CSV and JSON on stdout, and the reader of an
+ * Open MPI result file (perf/mpi/osu_rma output) whose values join the rows by (test, size).
+ *
+ * A ratio is always rmx's value divided by the other column's, in the row's unit: for us
+ * (latency) below 1 means rmx is faster, for MB/s and Mop/s above 1 means rmx is faster.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "perf.h"
+
+const char *perf_unit(perf_metric_t m)
+{
+    switch (m) {
+    case METRIC_LAT: return "us";
+    case METRIC_BW: return "MB/s";
+    case METRIC_RATE: return "Mop/s";
+    }
+    return "?";
+}
+
+void perf_format_size(char *buf, size_t n, size_t bytes)
+{
+    if (bytes == 0)
+        snprintf(buf, n, "-");
+    else if (bytes >= ((size_t)1 << 20) && bytes % ((size_t)1 << 20) == 0)
+        snprintf(buf, n, "%zu MiB", bytes >> 20);
+    else if (bytes >= 1024 && bytes % 1024 == 0)
+        snprintf(buf, n, "%zu KiB", bytes >> 10);
+    else
+        snprintf(buf, n, "%zu B", bytes);
+}
+
+static void format_value(char *buf, size_t n, double v)
+{
+    if (isnan(v))
+        snprintf(buf, n, "n/a");
+    else if (v < 10)
+        snprintf(buf, n, "%.3f", v);
+    else if (v < 1000)
+        snprintf(buf, n, "%.2f", v);
+    else
+        snprintf(buf, n, "%.0f", v);
+}
+
+static void format_ratio(char *buf, size_t n, double a, double b)
+{
+    if (isnan(a) || isnan(b) || b <= 0)
+        snprintf(buf, n, "n/a");
+    else
+        snprintf(buf, n, a / b < 0.1 ? "%.2g" : "%.2f", a / b);
+}
+
+static void print_header_comments(const perf_run_t *run, const char *lead)
+{
+    printf("%srmx_perf: %d ranks, rank 0 -> rank %d, median of %d repetitions, load average %.2f\n",
+           lead, run->ranks, run->target, run->reps, run->load1);
+    if (run->nfiles > 1)
+        printf("%smerged: median of %d runs, load average "
+               "%.2f .. %.2f\n", lead, run->nfiles, run->load1, run->load_max);
+    if (run->transport[0] != '\0')
+        printf("%sUCX lanes rank 0 -> %d: %s\n", lead, run->target, run->transport);
+    if (run->have_mpi && run->mpi_note[0] != '\0')
+        printf("%sOpen MPI: %s\n", lead, run->mpi_note);
+}
+
+void perf_print_table(const perf_run_t *run, const perf_opts_t *o)
+{
+    print_header_comments(run, "# ");
+    printf("%-12s %8s %6s %10s", "test", "size", "unit", "rmx");
+    if (o->baseline)
+        printf(" %10s %8s", "ucp", "rmx/ucp");
+    if (run->have_mpi)
+        printf(" %10s %8s", "mpi", "rmx/mpi");
+    printf("\n");
+    const char *last = NULL;
+    for (int i = 0; i < run->nrows; i++) {
+        const perf_row_t *r = &run->rows[i];
+        char sz[32], v[32], b[32], q[32];
+        if (last != NULL && strcmp(last, r->test->group) != 0)
+            printf("\n");
+        last = r->test->group;
+        perf_format_size(sz, sizeof(sz), r->size);
+        format_value(v, sizeof(v), r->rmx);
+        printf("%-12s %8s %6s %10s", r->test->name, sz, perf_unit(r->test->metric), v);
+        if (o->baseline) {
+            format_value(b, sizeof(b), r->ucp);
+            format_ratio(q, sizeof(q), r->rmx, r->ucp);
+            printf(" %10s %8s", b, q);
+        }
+        if (run->have_mpi) {
+            format_value(b, sizeof(b), r->mpi);
+            format_ratio(q, sizeof(q), r->rmx, r->mpi);
+            printf(" %10s %8s", b, q);
+        }
+        printf("\n");
+    }
+    printf("# ratio = rmx value / other value: for us below 1 is rmx faster, "
+           "for MB/s and Mop/s above 1 is rmx faster\n");
+}
+
+static void csv_value(double v)
+{
+    if (isnan(v))
+        printf(",n/a");
+    else
+        printf(",%.6g", v);
+}
+
+static void csv_ratio(double a, double b)
+{
+    if (isnan(a) || isnan(b) || b <= 0)
+        printf(",n/a");
+    else
+        printf(",%.4f", a / b);
+}
+
+void perf_print_csv(const perf_run_t *run, const perf_opts_t *o)
+{
+    print_header_comments(run, "# ");
+    printf("test,size,unit,rmx");
+    if (o->baseline)
+        printf(",ucp,rmx_over_ucp");
+    if (run->have_mpi)
+        printf(",mpi,rmx_over_mpi");
+    printf("\n");
+    for (int i = 0; i < run->nrows; i++) {
+        const perf_row_t *r = &run->rows[i];
+        printf("%s,%zu,%s", r->test->name, r->size, perf_unit(r->test->metric));
+        csv_value(r->rmx);
+        if (o->baseline) {
+            csv_value(r->ucp);
+            csv_ratio(r->rmx, r->ucp);
+        }
+        if (run->have_mpi) {
+            csv_value(r->mpi);
+            csv_ratio(r->rmx, r->mpi);
+        }
+        printf("\n");
+    }
+}
+
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            printf("\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            printf("\\u%04x", (unsigned char)*s);
+        else
+            putchar(*s);
+    }
+    putchar('"');
+}
+
+static void json_number(const char *key, double v)
+{
+    printf(", \"%s\": ", key);
+    if (isnan(v))
+        printf("null");
+    else
+        printf("%.6g", v);
+}
+
+void perf_print_json(const perf_run_t *run, const perf_opts_t *o)
+{
+    printf("{\"ranks\": %d, \"target\": %d, \"reps\": %d, \"load1\": %.2f, \"transport\": ",
+           run->ranks, run->target, run->reps, run->load1);
+    json_string(run->transport);
+    if (run->have_mpi) {
+        printf(", \"mpi\": ");
+        json_string(run->mpi_note);
+    }
+    printf(",\n \"rows\": [");
+    for (int i = 0; i < run->nrows; i++) {
+        const perf_row_t *r = &run->rows[i];
+        printf("%s\n  {\"test\": \"%s\", \"size\": %zu, \"unit\": \"%s\"", i ? "," : "",
+               r->test->name, r->size, perf_unit(r->test->metric));
+        json_number("rmx", r->rmx);
+        if (o->baseline) {
+            json_number("ucp", r->ucp);
+            json_number("rmx_over_ucp", r->ucp > 0 ? r->rmx / r->ucp : NAN);
+        }
+        if (run->have_mpi) {
+            json_number("mpi", r->mpi);
+            json_number("rmx_over_mpi", r->mpi > 0 ? r->rmx / r->mpi : NAN);
+        }
+        printf("}");
+    }
+    printf("\n]}\n");
+}
+
+/* ---------------------------------------------------------------- reading result files */
+/* One data line of a result file: "test,size,unit,a[,b,...]" (rmx_perf --csv: a = rmx, b = ucp;
+ * osu_rma: a = mpi).  "n/a" reads as NAN. */
+typedef struct {
+    char test[32];
+    size_t size;
+    double a, b;
+} entry_t;
+
+typedef struct {
+    entry_t *e;
+    int n, cap;
+} entries_t;
+
+static double parse_value(const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    return end == s ? NAN : v;
+}
+
+static int entries_add(entries_t *es, const entry_t *e)
+{
+    if (es->n == es->cap) {
+        int cap = es->cap ? es->cap * 2 : 128;
+        entry_t *p = realloc(es->e, (size_t)cap * sizeof(*p));
+        if (p == NULL)
+            return -1;
+        es->e = p;
+        es->cap = cap;
+    }
+    es->e[es->n++] = *e;
+    return 0;
+}
+
+/* Header comments fill run (ranks, target, repetitions, load, lanes, the osc note). */
+static void read_comment(perf_run_t *run, const char *line)
+{
+    int ranks, target, reps;
+    double load;
+    const char *p;
+    if (sscanf(line, "# rmx_perf: %d ranks, rank 0 -> rank %d, median of %d repetitions, "
+                     "load average %lf", &ranks, &target, &reps, &load) == 4) {
+        run->ranks = ranks;
+        run->target = target;
+        run->reps = reps;
+        if (run->nfiles == 0 || load < run->load1)
+            run->load1 = load;
+        if (run->nfiles == 0 || load > run->load_max)
+            run->load_max = load;
+    } else if ((p = strstr(line, "UCX lanes rank 0 -> ")) != NULL && (p = strchr(p, ':')) != NULL)
+        snprintf(run->transport, sizeof(run->transport), "%s", p + 2);
+    else if ((p = strstr(line, "osc:")) != NULL)
+        snprintf(run->mpi_note, sizeof(run->mpi_note), "%s", p);
+}
+
+static int read_entries(perf_run_t *run, const char *path, entries_t *es)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    char line[512];
+    int rc = 0;
+    while (rc == 0 && fgets(line, sizeof(line), f) != NULL) {
+        line[strcspn(line, "\r\n")] = '\0';
+        if (line[0] == '#') {
+            read_comment(run, line);
+            continue;
+        }
+        entry_t e = {.a = NAN, .b = NAN};
+        char unit[16], a[32] = "", b[32] = "";
+        int got = sscanf(line, "%31[^,],%zu,%15[^,],%31[^,],%31[^,]", e.test, &e.size, unit, a, b);
+        if (got < 4)
+            continue; /* the column header, or not a row */
+        e.a = parse_value(a);
+        if (got == 5)
+            e.b = parse_value(b);
+        rc = entries_add(es, &e);
+    }
+    fclose(f);
+    return rc;
+}
+
+static double median_of(double *v, int n)
+{
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (!isnan(v[i]))
+            v[m++] = v[i];
+    if (m == 0)
+        return NAN;
+    for (int i = 1; i < m; i++) /* insertion sort: a handful of values */
+        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    return m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
+}
+
+/* The median over the files of column a (or b) for (test, size). */
+static double median_across(entries_t *files, int nfiles, const char *test, size_t size, int col_b)
+{
+    double v[PERF_MAX_FILES];
+    int n = 0;
+    for (int f = 0; f < nfiles; f++)
+        for (int i = 0; i < files[f].n; i++) {
+            const entry_t *e = &files[f].e[i];
+            if (e->size == size && strcmp(e->test, test) == 0) {
+                v[n++] = col_b ? e->b : e->a;
+                break;
+            }
+        }
+    return median_of(v, n);
+}
+
+static void free_entries(entries_t *files, int n)
+{
+    for (int f = 0; f < n; f++)
+        free(files[f].e);
+}
+
+static const perf_test_t *test_named(const char *name)
+{
+    for (int i = 0; i < perf_ntests; i++)
+        if (strcmp(perf_tests[i].name, name) == 0)
+            return &perf_tests[i];
+    return NULL;
+}
+
+int perf_read_mpi(perf_run_t *run, const char *const *paths, int n)
+{
+    entries_t files[PERF_MAX_FILES] = {{0}};
+    int rc = 0;
+    for (int f = 0; f < n && rc == 0; f++)
+        rc = read_entries(run, paths[f], &files[f]);
+    if (rc == 0) {
+        for (int i = 0; i < run->nrows; i++)
+            run->rows[i].mpi =
+                median_across(files, n, run->rows[i].test->name, run->rows[i].size, 0);
+        run->have_mpi = 1;
+    }
+    free_entries(files, n);
+    return rc;
+}
+
+int perf_merge_runs(perf_run_t *run, const char *const *paths, int n)
+{
+    entries_t files[PERF_MAX_FILES] = {{0}};
+    int rc = 0;
+    for (int f = 0; f < n && rc == 0; f++) {
+        rc = read_entries(run, paths[f], &files[f]);
+        run->nfiles++;
+    }
+    for (int i = 0; rc == 0 && i < files[0].n; i++) {
+        const entry_t *e = &files[0].e[i];
+        const perf_test_t *t = test_named(e->test);
+        if (t == NULL)
+            continue;
+        if (run->nrows == run->cap) {
+            int cap = run->cap ? run->cap * 2 : 64;
+            perf_row_t *rows = realloc(run->rows, (size_t)cap * sizeof(*rows));
+            if (rows == NULL) {
+                rc = -1;
+                break;
+            }
+            run->rows = rows;
+            run->cap = cap;
+        }
+        run->rows[run->nrows++] = (perf_row_t){
+            .test = t, .size = e->size, .mpi = NAN,
+            .rmx = median_across(files, n, e->test, e->size, 0),
+            .ucp = median_across(files, n, e->test, e->size, 1),
+        };
+    }
+    free_entries(files, n);
+    return rc;
+}
