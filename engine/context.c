@@ -46,7 +46,22 @@ int rmx_ctx_check(rmx_ctx_t *ctx)
         return RMX_ERR_CTX;
     if (!pthread_equal(ctx->owner, pthread_self()))
         return RMX_ERR_THREAD;
+    if (ctx->unreaped)
+        rmx_peers_reap(ctx);
     return RMX_OK;
+}
+
+void rmx_peers_reap(rmx_ctx_t *ctx)
+{
+    ctx->unreaped = 0;
+    for (int r = 0; r < ctx->size; r++) {
+        rmx_peer_t *p = &ctx->peers[r];
+        if (p->failed && p->ep != NULL) {
+            ucp_ep_h ep = p->ep;
+            p->ep = NULL; /* the close progresses the worker: nothing may use ep meanwhile */
+            rmx_ucx_ep_close(&ctx->ucx, ep, 0);
+        }
+    }
 }
 
 int rmx_rank(rmx_ctx_t *ctx)
@@ -61,11 +76,15 @@ int rmx_size(rmx_ctx_t *ctx)
     return rc != RMX_OK ? rc : ctx->size;
 }
 
+/* Called from inside ucp_worker_progress: only record the failure; the endpoint is closed at the
+ * next entry point (rmx_peers_reap). */
 static void on_peer_error(void *arg, ucp_ep_h ep, ucs_status_t status)
 {
     (void)ep;
     (void)status;
-    ((rmx_peer_t *)arg)->failed = 1;
+    rmx_peer_t *p = arg;
+    p->failed = 1;
+    p->ctx->unreaped = 1;
 }
 
 static int open_bootstrap(rmx_ctx_t *ctx)
@@ -107,6 +126,7 @@ static int connect_peers(rmx_ctx_t *ctx)
     for (int r = 0; r < ctx->size && rc == RMX_OK; r++) {
         size_t plen;
         const void *peer_addr = rmx_exchange_blob(all, stride, r, &plen);
+        ctx->peers[r].ctx = ctx;
         rc = rmx_ucx_ep_create(&ctx->ucx, peer_addr, on_peer_error, &ctx->peers[r],
                                &ctx->peers[r].ep);
     }

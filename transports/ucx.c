@@ -31,6 +31,19 @@ int rmx_ucx_status(ucs_status_t st)
     }
 }
 
+/* Whether UCX_TLS leaves the shared-memory transports possible (unset, "all", "^x", "sm"...). */
+static int may_use_shm(void)
+{
+    const char *tls = getenv("UCX_TLS");
+    if (tls == NULL || tls[0] == '^')
+        return 1;
+    static const char *const shm[] = {"all", "sm", "shm", "posix", "sysv"};
+    for (size_t i = 0; i < sizeof(shm) / sizeof(shm[0]); i++)
+        if (strstr(tls, shm[i]) != NULL)
+            return 1;
+    return 0;
+}
+
 int rmx_ucx_open(rmx_ucx_t *u, double timeout_s)
 {
     memset(u, 0, sizeof(*u));
@@ -40,8 +53,10 @@ int rmx_ucx_open(rmx_ucx_t *u, double timeout_s)
      * this, local ranks would talk over tcp.  These are transport (UCT) settings, which
      * ucp_config_modify rejects, so they go through the environment; a user's explicit
      * UCX_*_ERROR_HANDLING wins (setenv does not overwrite). */
-    setenv("UCX_POSIX_ERROR_HANDLING", "y", 0);
-    setenv("UCX_SYSV_ERROR_HANDLING", "y", 0);
+    if (may_use_shm()) { /* else UCX warns about the unused variables */
+        setenv("UCX_POSIX_ERROR_HANDLING", "y", 0);
+        setenv("UCX_SYSV_ERROR_HANDLING", "y", 0);
+    }
     ucp_config_t *config;
     ucs_status_t st = ucp_config_read(NULL, NULL, &config);
     if (st != UCS_OK)
@@ -167,6 +182,8 @@ void rmx_ucx_rkey_buffer_release(void *buf)
 
 int rmx_ucx_rkey_unpack(ucp_ep_h ep, const void *buf, ucp_rkey_h *rkey)
 {
+    if (ep == NULL)
+        return RMX_ERR_PEER; /* the peer failed and its endpoint is closed */
     return rmx_ucx_status(ucp_ep_rkey_unpack(ep, buf, rkey));
 }
 
