@@ -5,6 +5,7 @@
 #   make perf    run the benchmark on 2 local ranks (rmx beside raw UCP)
 #   make asan    the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make valgrind  the whole suite under valgrind memcheck
+#   make stress  4 ranks of random mixed operations for 60 s, verified at every sync_all
 # Sources are found by wildcard: a new engine/*.c, transports/*.c, tests/test_*.c or perf/*.c file
 # needs no edit here.  BUILD=dir puts every artefact in dir (parallel builds, sanitizer builds).
 
@@ -36,7 +37,7 @@ HDRS     = $(wildcard api/*.h engine/*.h transports/*.h tests/*.h perf/*.h)
 CHECK_ARGS ?= --jobs 1
 CHECK_ENV  ?=
 
-.PHONY: all deps check perf asan valgrind clean lib tests
+.PHONY: all deps check perf asan valgrind stress clean lib tests
 
 all: lib $(BUILD)/rmx_perf
 
@@ -85,6 +86,9 @@ tests: $(BUILD)/rmx_tests $(PROG_BIN)
 check: tests
 	$(CHECK_ENV) ./$(BUILD)/rmx_tests $(CHECK_ARGS)
 
+stress: $(BUILD)/tests/prog_stress
+	./$(BUILD)/tests/prog_stress $(or $(STRESS_SECONDS),60) 4
+
 perf: $(BUILD)/rmx_perf
 	./$(BUILD)/rmx_perf --ranks 2 $(PERF_ARGS)
 
@@ -93,7 +97,7 @@ asan:
 	$(MAKE) BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
 	  CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
 	  LDFLAGS="-fsanitize=address,undefined" \
-	  CHECK_ENV="UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp" check
+	  CHECK_ENV="UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:fast_unwind_on_malloc=0 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0" check
 
 valgrind: tests
 	UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none \
