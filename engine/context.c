@@ -162,9 +162,12 @@ static void release_context(rmx_ctx_t *ctx, int boot_open)
     ctx->ctrl_remote = NULL;
     ctx->images_sent = NULL;
     if (ctx->peers != NULL) {
+        /* Force-close: finalize has completed every operation and passed a barrier first, so
+         * nothing is lost, and a graceful close over tcp would wait for a peer that already sits
+         * in the bootstrap barrier below, not progressing its worker. */
         for (int r = 0; r < ctx->size; r++)
             if (ctx->peers[r].ep != NULL)
-                rmx_ucx_ep_close(&ctx->ucx, ctx->peers[r].ep, !ctx->peers[r].failed);
+                rmx_ucx_ep_close(&ctx->ucx, ctx->peers[r].ep, 0);
         /* Nobody may destroy its worker while a peer still flushes its endpoint to it. */
         if (boot_open)
             (void)ctx->boot.barrier(&ctx->boot);

@@ -31,15 +31,15 @@ int rmx_ucx_status(ucs_status_t st)
     }
 }
 
-/* Whether UCX_TLS leaves the shared-memory transports possible (unset, "all", "^x", "sm"...). */
-static int may_use_shm(void)
+/* UCX_TLS unset, "all", an exclusion list ("^..."), or naming a shared-memory transport. */
+static int shared_memory_may_be_used(void)
 {
     const char *tls = getenv("UCX_TLS");
-    if (tls == NULL || tls[0] == '^')
+    if (tls == NULL || *tls == '\0' || *tls == '^')
         return 1;
-    static const char *const shm[] = {"all", "sm", "shm", "posix", "sysv"};
-    for (size_t i = 0; i < sizeof(shm) / sizeof(shm[0]); i++)
-        if (strstr(tls, shm[i]) != NULL)
+    static const char *const shm_names[] = {"all", "sm", "shm", "posix", "sysv", "mm"};
+    for (size_t i = 0; i < sizeof(shm_names) / sizeof(shm_names[0]); i++)
+        if (strstr(tls, shm_names[i]) != NULL)
             return 1;
     return 0;
 }
@@ -53,7 +53,7 @@ int rmx_ucx_open(rmx_ucx_t *u, double timeout_s)
      * this, local ranks would talk over tcp.  These are transport (UCT) settings, which
      * ucp_config_modify rejects, so they go through the environment; a user's explicit
      * UCX_*_ERROR_HANDLING wins (setenv does not overwrite). */
-    if (may_use_shm()) { /* else UCX warns about the unused variables */
+    if (shared_memory_may_be_used()) { /* else UCX warns about unused variables */
         setenv("UCX_POSIX_ERROR_HANDLING", "y", 0);
         setenv("UCX_SYSV_ERROR_HANDLING", "y", 0);
     }
