@@ -18,6 +18,12 @@ typedef struct tombstone {
 
 static tombstone_t *graveyard;
 
+/* Several contexts may live in one process, each owned by its own thread (rmx.h): what they share
+ * (the graveyard, the hwloc topology's reference count, the environment UCX reads at ucp_init) is
+ * touched under this lock.  Never held across communication: contexts in one process may be
+ * ranks of one job and wait for each other. */
+static pthread_mutex_t process_lock = PTHREAD_MUTEX_INITIALIZER;
+
 void rmx_bury(void *handle, uint32_t *magic)
 {
     *magic = RMX_DEAD_MAGIC;
@@ -25,8 +31,10 @@ void rmx_bury(void *handle, uint32_t *magic)
     if (t == NULL)
         return; /* the handle merely becomes unreachable for leak checkers */
     t->handle = handle;
+    pthread_mutex_lock(&process_lock);
     t->next = graveyard;
     graveyard = t;
+    pthread_mutex_unlock(&process_lock);
 }
 
 void rmx_config_init(rmx_config_t *cfg)
@@ -177,9 +185,11 @@ static void release_context(rmx_ctx_t *ctx, int boot_open)
     if (ctx->ctrl_memh != NULL)
         rmx_ucx_mem_unmap(&ctx->ucx, ctx->ctrl_memh);
     ctx->ctrl_memh = NULL;
+    pthread_mutex_lock(&process_lock);
     rmx_ucx_close(&ctx->ucx);
     if (ctx->topo_held)
         rmx_topo_release();
+    pthread_mutex_unlock(&process_lock);
     ctx->topo_held = 0;
     if (boot_open)
         ctx->boot.fini(&ctx->boot);
@@ -216,6 +226,7 @@ int rmx_init(const rmx_config_t *cfg, rmx_ctx_t **out)
     ctx->rank = ctx->boot.rank;
     ctx->size = ctx->boot.size;
 
+    pthread_mutex_lock(&process_lock);
     rc = rmx_topo_acquire();
     if (rc == RMX_OK) {
         ctx->topo_held = 1;
@@ -223,6 +234,7 @@ int rmx_init(const rmx_config_t *cfg, rmx_ctx_t **out)
     }
     if (rc == RMX_OK)
         rc = rmx_ucx_open(&ctx->ucx, ctx->cfg.peer_timeout_s);
+    pthread_mutex_unlock(&process_lock);
     if (rc == RMX_OK)
         rc = connect_peers(ctx);
     if (rc == RMX_OK)

@@ -134,6 +134,8 @@ int rmx_fork_run(int nranks, rmx_fork_main_t fn, void *arg, const rmx_config_t *
     for (int r = 0; r < nranks; r++) {
         pid_t pid = fork();
         if (pid == 0) {
+            free(pids); /* the parent's bookkeeping: a leak in every rank otherwise */
+            free(st);
             static fork_rank_t me;
             me.shm = shm;
             me.rank = r;
