@@ -99,10 +99,14 @@ asan:
 	  LDFLAGS="-fsanitize=address,undefined" \
 	  CHECK_ENV="UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:fast_unwind_on_malloc=0 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0" check
 
+# Forked ranks are followed (--trace-children); mpirun/orted are Open MPI's, not ours, so they run
+# natively and the PMIx-launched ranks get valgrind through RMX_TEST_WRAPPER instead.
+VALGRIND = valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
+           --suppressions=$(CURDIR)/tests/valgrind.supp -q
 valgrind: tests
-	UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none \
-	valgrind --error-exitcode=99 --trace-children=yes --leak-check=full --errors-for-leak-kinds=definite \
-	  --suppressions=tests/valgrind.supp -q ./$(BUILD)/rmx_tests $(CHECK_ARGS)
+	UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none RMX_TEST_WRAPPER="$(VALGRIND)" \
+	$(VALGRIND) --trace-children=yes --trace-children-skip='*/timeout,*/mpirun,*/orterun,*/orted' \
+	  ./$(BUILD)/rmx_tests $(CHECK_ARGS)
 
 clean:
 	rm -rf build build-*
