@@ -6,6 +6,7 @@
 #   make asan    the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make valgrind  the whole suite under valgrind memcheck
 #   make stress  4 ranks of random mixed operations for 60 s, verified at every sync_all
+#   make fuzz    build/tests/fuzz_subarray, a libFuzzer target (clang); make check then runs it briefly
 # Sources are found by wildcard: a new engine/*.c, transports/*.c, tests/test_*.c or perf/*.c file
 # needs no edit here.  BUILD=dir puts every artefact in dir (parallel builds, sanitizer builds).
 
@@ -37,7 +38,7 @@ HDRS     = $(wildcard api/*.h engine/*.h transports/*.h tests/*.h perf/*.h)
 CHECK_ARGS ?= --jobs 1
 CHECK_ENV  ?=
 
-.PHONY: all deps check perf asan valgrind stress clean lib tests
+.PHONY: all deps check perf asan valgrind stress clean lib tests fuzz
 
 all: lib $(BUILD)/rmx_perf
 
@@ -107,6 +108,14 @@ valgrind: tests
 	UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none RMX_TEST_WRAPPER="$(VALGRIND)" \
 	$(VALGRIND) --trace-children=yes --trace-children-skip='*/timeout,*/mpirun,*/orterun,*/orted' \
 	  ./$(BUILD)/rmx_tests $(CHECK_ARGS)
+
+# The subarray descriptor arithmetic has no UCX underneath, so the fuzz target links it alone.
+FUZZ_CC ?= clang
+fuzz: $(BUILD)/tests/fuzz_subarray
+$(BUILD)/tests/fuzz_subarray: tests/fuzz_subarray.c engine/subarray.c engine/subarray.h api/rmx.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -O1 -g $(WARN) -fsanitize=fuzzer,address,undefined \
+	  -fno-sanitize-recover=undefined -o $@ tests/fuzz_subarray.c engine/subarray.c
 
 clean:
 	rm -rf build build-*
