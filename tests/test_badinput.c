@@ -31,6 +31,7 @@ typedef struct env {
     rmx_ctx_t *ctx_out;
     int images[2];
     rmx_config_t cfg;          /* a valid config to corrupt, one field per row */
+    rmx_sub_t sub;             /* a valid section (sub_valid) */
 } env_t;
 
 static size_t window_bytes(int rank) { return WIN_UNIT * (size_t)(rank + 1); }
@@ -55,6 +56,41 @@ static int images_bad(env_t *e, int rank)
 {
     e->images[0] = rank;
     return rmx_sync_images(e->ctx, e->images, 1);
+}
+
+/* A valid 1-d section: 4 of 16 eight-byte elements, every other one (so 64 bytes of reach). */
+static rmx_sub_t sub_valid(void)
+{
+    rmx_sub_t s;
+    memset(&s, 0, sizeof(s));
+    s.elem_size = 8;
+    s.rank = 1;
+    s.order = RMX_ORDER_C;
+    s.dim[0] = (rmx_sub_dim_t){.extent = 16, .first = 1, .count = 4, .stride = 2};
+    return s;
+}
+
+typedef enum {
+    SUB_RANK_ZERO, SUB_RANK_16, SUB_ELEM_ZERO, SUB_STRIDE_ZERO, SUB_PAST_EXTENT, SUB_STRIDE_WRAPS,
+    SUB_BAD_ORDER, SUB_COUNT_MISMATCH, SUB_ELEM_MISMATCH,
+} sub_fault_t;
+
+/* put_sub with a valid local section and a remote one broken in one way. */
+static int put_sub_with(env_t *e, sub_fault_t fault)
+{
+    rmx_sub_t bad = sub_valid();
+    switch (fault) {
+    case SUB_RANK_ZERO:      bad.rank = 0; break;
+    case SUB_RANK_16:        bad.rank = RMX_SUB_MAX_RANK + 1; break;
+    case SUB_ELEM_ZERO:      bad.elem_size = 0; break;
+    case SUB_STRIDE_ZERO:    bad.dim[0].stride = 0; break;
+    case SUB_PAST_EXTENT:    bad.dim[0].first = 10; break;           /* 10 + 3*2 = 16: one past */
+    case SUB_STRIDE_WRAPS:   bad.dim[0].stride = SIZE_MAX / 2; break;
+    case SUB_BAD_ORDER:      bad.order = (rmx_order_t)7; break;
+    case SUB_COUNT_MISMATCH: bad.dim[0].count = 3; break;
+    case SUB_ELEM_MISMATCH:  bad.elem_size = 4; break;
+    }
+    return rmx_put_sub(e->win, e->buf, &e->sub, e->right, 0, &bad);
 }
 
 /* name, exact code wanted, the call (e is the env) */
@@ -121,7 +157,24 @@ static int images_bad(env_t *e, int rank)
     X(sync_images_duplicate,    RMX_ERR_ARG,   images_dup(e))                               \
     X(sync_images_rank_size,    RMX_ERR_RANK,  images_bad(e, e->n))                         \
     X(sync_images_rank_negative, RMX_ERR_RANK, images_bad(e, -1))                           \
-    X(sync_images_count_negative, RMX_ERR_ARG, rmx_sync_images(e->ctx, e->images, -1))
+    X(sync_images_count_negative, RMX_ERR_ARG, rmx_sync_images(e->ctx, e->images, -1))     \
+    /* subarray descriptors */                                                                \
+    X(sub_rank_zero,            RMX_ERR_ARG,   put_sub_with(e, SUB_RANK_ZERO))                    \
+    X(sub_rank_16,              RMX_ERR_ARG,   put_sub_with(e, SUB_RANK_16))                      \
+    X(sub_elem_size_zero,       RMX_ERR_ARG,   put_sub_with(e, SUB_ELEM_ZERO))                    \
+    X(sub_stride_zero,          RMX_ERR_ARG,   put_sub_with(e, SUB_STRIDE_ZERO))                  \
+    X(sub_past_extent,          RMX_ERR_ARG,   put_sub_with(e, SUB_PAST_EXTENT))                  \
+    X(sub_stride_wraps,         RMX_ERR_ARG,   put_sub_with(e, SUB_STRIDE_WRAPS))                 \
+    X(sub_bad_order,            RMX_ERR_ARG,   put_sub_with(e, SUB_BAD_ORDER))                    \
+    X(sub_count_mismatch,       RMX_ERR_ARG,   put_sub_with(e, SUB_COUNT_MISMATCH))               \
+    X(sub_elem_size_mismatch,   RMX_ERR_ARG,   put_sub_with(e, SUB_ELEM_MISMATCH))                \
+    X(sub_null_local,           RMX_ERR_ARG,   rmx_put_sub(e->win, e->buf, NULL, e->right, 0, &e->sub)) \
+    X(sub_null_remote,          RMX_ERR_ARG,   rmx_get_sub(e->win, e->buf, &e->sub, e->right, 0, NULL)) \
+    X(sub_null_src,             RMX_ERR_ARG,   rmx_put_sub(e->win, NULL, &e->sub, e->right, 0, &e->sub)) \
+    X(sub_remote_past_window,   RMX_ERR_RANGE, rmx_put_sub(e->win, e->buf, &e->sub, e->right, e->rsize - 8, &e->sub)) \
+    X(sub_get_past_window,      RMX_ERR_RANGE, rmx_get_sub(e->win, e->buf, &e->sub, e->right, e->rsize, &e->sub)) \
+    X(sub_rank,                 RMX_ERR_RANK,  rmx_put_sub(e->win, e->buf, &e->sub, e->n, 0, &e->sub)) \
+    X(sub_freed_win,            RMX_ERR_WIN,   rmx_get_sub(e->dead_win, e->buf, &e->sub, e->right, 0, &e->sub))
 
 typedef struct row {
     const char *name;
@@ -178,6 +231,7 @@ static int rank_bad_input_table(const rmx_config_t *cfg, void *arg)
     e->my_size = window_bytes(e->me);
     RANK_OK(rmx_win_allocate(e->ctx, e->my_size, (void **)&e->base, &e->win));
     make_dead_handles(e);
+    e->sub = sub_valid();
     memset(e->base, FILL_WIN, e->my_size);
     memset(e->buf, FILL_BUF, sizeof(e->buf));
     RANK_OK(rmx_sync_all(e->ctx));

@@ -54,6 +54,13 @@ static void *call_everything_from_another_thread(void *arg)
     FOREIGN(f, rmx_sync_memory(f->ctx));
     FOREIGN(f, rmx_stats(f->ctx, &st));
     FOREIGN(f, rmx_stats_reset(f->ctx));
+    rmx_sub_t sub;
+    memset(&sub, 0, sizeof(sub));
+    sub.elem_size = 8;
+    sub.rank = 1;
+    sub.dim[0] = (rmx_sub_dim_t){.extent = 8, .first = 0, .count = 8, .stride = 1};
+    FOREIGN(f, rmx_put_sub(f->win, buf, &sub, f->right, 0, &sub));
+    FOREIGN(f, rmx_get_sub(f->win, buf, &sub, f->right, 0, &sub));
     FOREIGN(f, rmx_finalize(f->ctx));
     if (win != f->win) /* a refused win_free must leave the handle alone */
         expect_thread_error(f, "rmx_win_free cleared the handle", RMX_OK);
