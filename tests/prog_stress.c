@@ -10,6 +10,7 @@
  * must see them: the flow-dependency rule); after each sync_all every writer reads every target's
  * region back in full and compares it with the shadow.  A byte that differs is corrupted; a put
  * none of whose bytes survived where its id is still the latest is lost.
+ * Puts are contiguous or strided sections (rmx_put_sub).
  * Segments end with sync_all, and in between sometimes with sync_memory or a sync_images with the
  * neighbours, so every image-control path is exercised.  Counts are printed per rank.
  */
@@ -26,7 +27,7 @@
 #define MAX_RANKS 16
 
 typedef struct {
-    uint64_t puts, gets, gets_checked, syncs_all, syncs_memory, syncs_images, verifications;
+    uint64_t puts, put_subs, gets, gets_checked, syncs_all, syncs_memory, syncs_images, verifications;
     uint64_t bytes_put, bytes_got, corrupted_bytes, lost_updates;
 } counts_t;
 
@@ -113,6 +114,35 @@ static int random_put(rank_t *r)
     return 0;
 }
 
+/* A strided 1-d section of my region at a target, from a contiguous local buffer. */
+static int random_put_sub(rank_t *r)
+{
+    static const size_t sizes[] = {1, 4, 8};
+    int t = (int)(rng_next(&r->rng) % (uint64_t)r->n);
+    size_t es = sizes[rng_next(&r->rng) % 3];
+    size_t extent = REGION / es, count = 1 + (size_t)(rng_next(&r->rng) % 64);
+    size_t stride = 1 + (size_t)(rng_next(&r->rng) % 8);
+    size_t first = (size_t)(rng_next(&r->rng) % (extent - (count - 1) * stride));
+    rmx_sub_t remote = {.elem_size = es, .rank = 1, .order = RMX_ORDER_C};
+    remote.dim[0] = (rmx_sub_dim_t){.extent = extent, .first = first, .count = count, .stride = stride};
+    rmx_sub_t local = {.elem_size = es, .rank = 1, .order = RMX_ORDER_C};
+    local.dim[0] = (rmx_sub_dim_t){.extent = count, .first = 0, .count = count, .stride = 1};
+    uint32_t op = ++r->next_op;
+    for (size_t k = 0; k < count; k++)
+        for (size_t b = 0; b < es; b++)
+            r->scratch[k * es + b] = put_byte(op, (first + k * stride) * es + b);
+    CALL(r, rmx_put_sub(r->win, r->scratch, &local, t, region_disp(r), &remote));
+    for (size_t k = 0; k < count; k++)
+        for (size_t b = 0; b < es; b++) {
+            size_t off = (first + k * stride) * es + b;
+            r->shadow[t][off] = put_byte(op, off);
+            r->last_op[t][off] = op;
+        }
+    r->c.put_subs++;
+    r->c.bytes_put += count * es;
+    return 0;
+}
+
 /* Reading my own region back in mid-segment: must already show every put I issued to it. */
 static int random_get(rank_t *r)
 {
@@ -174,8 +204,10 @@ static int one_segment(rank_t *r)
     for (int i = 0; i < ops; i++) {
         uint64_t x = rng_next(&r->rng) % 100;
         int rc = 0;
-        if (x < 60)
+        if (x < 50)
             rc = random_put(r);
+        else if (x < 60)
+            rc = random_put_sub(r);
         else if (x < 95)
             rc = random_get(r);
         else {
@@ -240,10 +272,11 @@ static int stress_rank(const rmx_config_t *cfg, void *argp)
         return 1;
     rmx_stats_t st;
     CALL(r, rmx_stats(r->ctx, &st));
-    printf("stress rank %d: %llu puts (%llu B), %llu gets (%llu B, %llu checked), %llu sync_all, "
+    printf("stress rank %d: %llu puts + %llu put_subs (%llu B), %llu gets (%llu B, %llu checked), %llu sync_all, "
            "%llu sync_memory, %llu sync_images, %llu verifications; ucp puts %llu, coalesced "
            "%llu, flow waits %llu; lost updates %llu, corrupted bytes %llu\n",
-           r->me, (unsigned long long)r->c.puts, (unsigned long long)r->c.bytes_put,
+           r->me, (unsigned long long)r->c.puts, (unsigned long long)r->c.put_subs,
+           (unsigned long long)r->c.bytes_put,
            (unsigned long long)r->c.gets, (unsigned long long)r->c.bytes_got,
            (unsigned long long)r->c.gets_checked, (unsigned long long)r->c.syncs_all,
            (unsigned long long)r->c.syncs_memory, (unsigned long long)r->c.syncs_images,
