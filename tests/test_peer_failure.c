@@ -63,6 +63,23 @@ static int keep_putting(rmx_ctx_t *ctx, rmx_win_t *win, unsigned char *base)
     return rc;
 }
 
+/* Strided sections: many small UCP puts per call. */
+static int keep_putting_sections(rmx_ctx_t *ctx, rmx_win_t *win, unsigned char *base)
+{
+    (void)ctx;
+    (void)base;
+    uint64_t src[16] = {0};
+    rmx_sub_t local = {.elem_size = 8, .rank = 1, .order = RMX_ORDER_C};
+    local.dim[0] = (rmx_sub_dim_t){.extent = 16, .first = 0, .count = 16, .stride = 1};
+    rmx_sub_t remote = {.elem_size = 8, .rank = 2, .order = RMX_ORDER_C};
+    remote.dim[0] = (rmx_sub_dim_t){.extent = 8, .first = 0, .count = 4, .stride = 2};
+    remote.dim[1] = (rmx_sub_dim_t){.extent = 8, .first = 1, .count = 4, .stride = 2};
+    int rc;
+    while ((rc = rmx_put_sub(win, src, &local, VICTIM, 0, &remote)) == RMX_OK)
+        ;
+    return rc;
+}
+
 static int keep_getting(rmx_ctx_t *ctx, rmx_win_t *win, unsigned char *base)
 {
     (void)ctx;
@@ -251,6 +268,7 @@ static void run_scenario(const scenario_t *sc)
 
 SCENARIO(dies_during_puts_shm, keep_putting, DIE_IDLE, 0)
 SCENARIO(dies_during_gets_shm, keep_getting, DIE_IDLE, 0)
+SCENARIO(dies_during_put_subs_shm, keep_putting_sections, DIE_IDLE, 0)
 SCENARIO(dies_during_put_flush_shm, keep_putting_and_flushing, DIE_IDLE, 0)
 SCENARIO(dies_before_sync_all_shm, keep_syncing, DIE_IDLE, 0)
 SCENARIO(dies_between_sync_alls_shm, keep_syncing, DIE_IN_SYNC_LOOP, 0)
