@@ -69,6 +69,10 @@ static int window_open(rmx_ctx_t *ctx, void *user_base, size_t len, int allocate
     int rc = win->remote && win->lock_remote && win->lock_held ? RMX_OK : RMX_ERR_NOMEM;
     if (rc == RMX_OK && len > 0) {
         rc = rmx_ucx_mem_map(&ctx->ucx, allocate ? NULL : user_base, len, &win->memh, &win->base);
+        /* ucp_mem_query reports the registration's start, which UCP may have rounded down:
+         * the window is what the caller passed. */
+        if (rc == RMX_OK && !allocate)
+            win->base = user_base;
         if (rc == RMX_OK && allocate) {
             rmx_topo_place_local(win->base, len);
             memset(win->base, 0, len);

@@ -1,0 +1,217 @@
+/*
+ * lock.c — passive-target locks (rmx_win_lock / rmx_win_unlock): one 64-bit lock word per rank
+ * and window, taken and released with remote atomics only, so the target never has to progress.
+ *
+ * The word:   bit 63        a writer holds the lock
+ *             bits 32..62   writers waiting for it
+ *             bits 0..31    readers holding it (plus readers momentarily trying)
+ *
+ * Exclusive: CSWAP 0 -> WRITER (the uncontended case, one atomic).  Otherwise announce yourself
+ * as waiting (ADD WAITING), then wait until no writer and no reader holds the word and CSWAP
+ * "waiting, free" -> "one fewer waiting, writer".
+ * Shared: ADD 1; if the old word shows a writer holding *or waiting*, take the 1 back, wait until
+ * neither is shown, and try again.
+ *
+ * Fairness: readers give way to waiting writers, so a stream of readers cannot starve a writer:
+ * once a writer has announced itself, no new reader gets in and the readers inside drain.
+ * Writers among themselves are not queued (whoever's CSWAP lands first wins, back-off spreads
+ * them out), and a steady stream of writers can delay readers; both are bounded in practice by
+ * the finite work of the holders, not guaranteed FIFO.
+ *
+ * Back-off: while the lock is contended the waiter re-reads the word after a delay that doubles
+ * from 1 up to BACKOFF_MAX polls of the worker (progress keeps tcp and software-atomic peers
+ * going) with a yield, so waiters do not saturate the target's cache line or the 2 cores.  Each
+ * round counts in stats.lock_retries.  A lock may legitimately be held for long: only a peer the
+ * transport declared failed ends the wait (RMX_ERR_PEER).
+ *
+ * Lock and unlock are image control.  lock ends the current segment (all targets) before taking
+ * the word; unlock completes this rank's operations at the target, then releases with a fetching
+ * ADD so the release is complete at the target when unlock returns (a following lock by this
+ * rank can never overtake it).  RMX_MODE_NOCHECK on lock takes no word (the caller promises no
+ * conflicting epoch, as in MPI) but the epoch is still tracked: nesting and unlock rules hold.
+ */
+#include "internal.h"
+
+#define LOCK_WRITER   (UINT64_C(1) << 63)
+#define LOCK_WAITING  (UINT64_C(1) << 32)
+#define LOCK_READER   UINT64_C(1)
+#define WAITERS(w)    (((w) >> 32) & UINT64_C(0x7fffffff))
+#define READERS(w)    ((w) & UINT64_C(0xffffffff))
+
+#define BACKOFF_MAX   1024
+
+/* lock_held[target] holds the type, plus this bit when no word was taken (NOCHECK). */
+#define HELD_NOCHECK  0x80
+
+/* ---------------------------------------------------------------- the word at one target */
+
+typedef struct lock_site {
+    rmx_ctx_t *ctx;
+    ucp_ep_h ep;
+    uint64_t raddr;
+    ucp_rkey_h rkey;
+    int target;
+    unsigned backoff;
+} lock_site_t;
+
+static int word_amo(lock_site_t *s, ucp_atomic_op_t op, uint64_t value, uint64_t *reply)
+{
+    s->ctx->stats.ucp_amos++;
+    return rmx_ucx_amo(&s->ctx->ucx, s->ep, op, &value, reply, sizeof(value), s->raddr, s->rkey);
+}
+
+static int word_add(lock_site_t *s, uint64_t value, uint64_t *old)
+{
+    *old = 0;
+    return word_amo(s, UCP_ATOMIC_OP_ADD, value, old);
+}
+
+static int word_read(lock_site_t *s, uint64_t *old)
+{
+    return word_add(s, 0, old);
+}
+
+/* CSWAP expect -> want; *seen gets the word as it was. */
+static int word_cswap(lock_site_t *s, uint64_t expect, uint64_t want, uint64_t *seen)
+{
+    *seen = want;
+    return word_amo(s, UCP_ATOMIC_OP_CSWAP, expect, seen);
+}
+
+/* One round of bounded exponential back-off. */
+static int back_off(lock_site_t *s)
+{
+    s->ctx->stats.lock_retries++;
+    if (s->ctx->peers[s->target].failed)
+        return RMX_ERR_PEER;
+    for (unsigned i = 0; i < s->backoff; i++)
+        rmx_ucx_progress(&s->ctx->ucx);
+    sched_yield(); /* 2 cores, often more ranks: let the holder run */
+    if (s->backoff < BACKOFF_MAX)
+        s->backoff *= 2;
+    return RMX_OK;
+}
+
+static int acquire_exclusive(lock_site_t *s)
+{
+    uint64_t seen;
+    int rc = word_cswap(s, 0, LOCK_WRITER, &seen);
+    if (rc != RMX_OK || seen == 0)
+        return rc;
+    if ((rc = word_add(s, LOCK_WAITING, &seen)) != RMX_OK)
+        return rc;
+    uint64_t word = seen + LOCK_WAITING;
+    for (;;) {
+        if (!(word & LOCK_WRITER) && READERS(word) == 0) {
+            if ((rc = word_cswap(s, word, word - LOCK_WAITING + LOCK_WRITER, &seen)) != RMX_OK)
+                return rc;
+            if (seen == word)
+                return RMX_OK;
+            word = seen;
+            if (!(word & LOCK_WRITER) && READERS(word) == 0)
+                continue; /* another waiter came or went: the lock is still free, retry now */
+        }
+        if ((rc = back_off(s)) != RMX_OK || (rc = word_read(s, &word)) != RMX_OK)
+            break;
+    }
+    /* Giving up (failed peer): withdraw the announcement if the word is still reachable. */
+    uint64_t ignored;
+    word_add(s, (uint64_t)0 - LOCK_WAITING, &ignored);
+    return rc;
+}
+
+static int acquire_shared(lock_site_t *s)
+{
+    for (;;) {
+        uint64_t old;
+        int rc = word_add(s, LOCK_READER, &old);
+        if (rc != RMX_OK)
+            return rc;
+        if (!(old & LOCK_WRITER) && WAITERS(old) == 0)
+            return RMX_OK;
+        if ((rc = word_add(s, (uint64_t)0 - LOCK_READER, &old)) != RMX_OK)
+            return rc;
+        /* Wait for the writers (holding and waiting) to be gone before adding again. */
+        do {
+            if ((rc = back_off(s)) != RMX_OK || (rc = word_read(s, &old)) != RMX_OK)
+                return rc;
+        } while ((old & LOCK_WRITER) || WAITERS(old) != 0);
+    }
+}
+
+static int release(lock_site_t *s, int type)
+{
+    uint64_t old;
+    return word_add(s, (uint64_t)0 - (type == RMX_LOCK_EXCLUSIVE ? LOCK_WRITER : LOCK_READER),
+                    &old);
+}
+
+static void site_open(lock_site_t *s, rmx_win_t *win, int target)
+{
+    *s = (lock_site_t){.ctx = win->ctx, .ep = rmx_ep(win->ctx, target),
+                       .raddr = win->lock_remote[target].addr,
+                       .rkey = win->lock_remote[target].rkey, .target = target, .backoff = 1};
+}
+
+/* ---------------------------------------------------------------- entry points */
+
+static int check_lock_target(rmx_win_t *win, int target)
+{
+    rmx_ctx_t *ctx = win->ctx;
+    if (target < 0 || target >= ctx->size)
+        return RMX_ERR_RANK;
+    if (ctx->peers[target].failed)
+        return RMX_ERR_PEER;
+    return RMX_OK;
+}
+
+int rmx_win_lock(rmx_win_t *win, rmx_lock_t type, int target, int assert)
+{
+    int rc = rmx_win_check(win);
+    if (rc != RMX_OK)
+        return rc;
+    if (type != RMX_LOCK_EXCLUSIVE && type != RMX_LOCK_SHARED)
+        return RMX_ERR_ARG;
+    if (assert & ~RMX_MODE_NOCHECK)
+        return RMX_ERR_ARG; /* an implicit epoch is an rmw assert, not a lock mode */
+    if ((rc = check_lock_target(win, target)) != RMX_OK)
+        return rc;
+    if (win->lock_held[target])
+        return RMX_ERR_EPOCH;
+    /* Image control: the segment before the lock ends here. */
+    if ((rc = rmx_tracker_complete(win->ctx, -1)) != RMX_OK)
+        return rc;
+    if (!(assert & RMX_MODE_NOCHECK)) {
+        lock_site_t s;
+        site_open(&s, win, target);
+        rc = type == RMX_LOCK_EXCLUSIVE ? acquire_exclusive(&s) : acquire_shared(&s);
+        if (rc != RMX_OK)
+            return rc;
+    }
+    win->lock_held[target] = (uint8_t)(type | (assert & RMX_MODE_NOCHECK ? HELD_NOCHECK : 0));
+    return RMX_OK;
+}
+
+int rmx_win_unlock(rmx_win_t *win, int target)
+{
+    int rc = rmx_win_check(win);
+    if (rc != RMX_OK)
+        return rc;
+    if (target < 0 || target >= win->ctx->size)
+        return RMX_ERR_RANK;
+    uint8_t held = win->lock_held[target];
+    if (!held)
+        return RMX_ERR_EPOCH;
+    /* The epoch's operations are complete at the target before anyone else may get in. */
+    rc = rmx_tracker_complete(win->ctx, target);
+    /* Release even when completion failed: the caller learns of the failure from rc, while a
+     * word left taken would stop every other rank for good. */
+    if (!(held & HELD_NOCHECK) && !win->ctx->peers[target].failed) {
+        lock_site_t s;
+        site_open(&s, win, target);
+        int rc2 = release(&s, held & ~HELD_NOCHECK);
+        rc = rc != RMX_OK ? rc : rc2;
+    }
+    win->lock_held[target] = 0;
+    return rc;
+}

@@ -1,0 +1,485 @@
+/*
+ * rmw.c — read-modify-write (rmx_rmw, rmx_rmw2): the MPI-3 "MPI_Rmw / MPI_Rmw2" proposal on UCP.
+ *
+ * Each of the `count` elements is one atomic operation on its own.  An element goes to a native
+ * UCP atomic when the op and datatype fit one exactly; everything else is a compare-and-swap loop
+ * on the target word (read it atomically, compute the new bits locally, CSWAP old->new, retry with
+ * the value the CSWAP saw).  The loop only ever changes memory through CSWAP, so it is atomic
+ * against native atomics from other ranks on the same word.
+ *
+ *   native                                          emulated (CSWAP loop)
+ *   INC, SUM on integers             -> ADD         INC, SUM on float/double
+ *   BAND/BOR/BXOR, no fetch          -> AND/OR/XOR  BAND/BOR/BXOR with fetch (see below)
+ *   SWAP on every type               -> SWAP        PROD, LAND, LOR, LXOR, MIN, MAX
+ *   NO_OP on every type              -> ADD 0       MASK_SWAP, COMP_SWAP_GT/GE/LT/LE/NE
+ *   COMP_SWAP on integers            -> CSWAP       COMP_SWAP on float/double
+ *
+ * Why fetching bitwise ops are emulated: UCX 1.13's shared-memory transports (self, sysv, posix)
+ * return the right old value for fetching AND/OR/XOR but store a wrong one (DESIGN.md).  ADD,
+ * SWAP, CSWAP and the non-fetching bitwise ops are correct there.
+ *
+ * Floating point compares by value with the C operators, never by bit pattern: COMP_SWAP swaps
+ * when `target == comparand` as doubles, so -0.0 matches +0.0, and a NaN target matches nothing
+ * (but satisfies NE).  MIN/MAX replace the target only when the operand compares strictly
+ * less/greater, so a NaN on either side leaves the target as it is, and -0.0 vs +0.0 keeps the
+ * target.  The CSWAP itself is on the exact bits observed, so a concurrent change between two
+ * bit patterns of equal value (-0.0 -> +0.0) is still detected and retried.
+ *
+ * Epochs: RMX_MODE_PASSIVE_EPOCH_IMPLICIT wraps the call in rmx_win_lock(EXCLUSIVE) /
+ * rmx_win_unlock, image control included; with RMX_MODE_NOCHECK no lock is taken.  Either form
+ * inside an explicit epoch of this rank on the same target is a nested epoch: RMX_ERR_EPOCH.
+ * Without an assert the call is simply atomic.  NO_OP with a NULL result sends nothing.
+ *
+ * Completion: a fetching atomic is complete at the target when it returns (the reply came back).
+ * A non-fetching one is only locally complete, so one endpoint flush per call finishes them:
+ * a later get or atomic from this rank then sees the update whatever lanes UCP picks.
+ */
+#include "internal.h"
+
+typedef struct dtype_info {
+    uint8_t size;     /* 4 or 8 */
+    uint8_t is_float;
+    uint8_t is_signed;
+} dtype_info_t;
+
+static const dtype_info_t dtypes[RMX_DTYPE_COUNT] = {
+    [RMX_INT32] = {4, 0, 1},  [RMX_INT64] = {8, 0, 1}, [RMX_UINT32] = {4, 0, 0},
+    [RMX_UINT64] = {8, 0, 0}, [RMX_FLOAT] = {4, 1, 1}, [RMX_DOUBLE] = {8, 1, 1},
+};
+
+/* ---------------------------------------------------------------- element values as bits */
+/* An element travels as its bit pattern in the low `size` bytes of a uint64_t. */
+
+static inline uint64_t elem_load(const void *buf, int i, size_t size)
+{
+    if (size == 4) {
+        uint32_t v;
+        memcpy(&v, (const char *)buf + (size_t)i * 4, 4);
+        return v;
+    }
+    uint64_t v;
+    memcpy(&v, (const char *)buf + (size_t)i * 8, 8);
+    return v;
+}
+
+static inline void elem_store(void *buf, int i, size_t size, uint64_t bits)
+{
+    if (size == 4) {
+        uint32_t v = (uint32_t)bits;
+        memcpy((char *)buf + (size_t)i * 4, &v, 4);
+    } else {
+        memcpy((char *)buf + (size_t)i * 8, &bits, 8);
+    }
+}
+
+static inline uint64_t size_mask(size_t size)
+{
+    return size == 4 ? UINT64_C(0xffffffff) : UINT64_MAX;
+}
+
+static inline double as_double(rmx_dtype_t dt, uint64_t bits)
+{
+    if (dt == RMX_FLOAT) {
+        float f;
+        uint32_t b = (uint32_t)bits;
+        memcpy(&f, &b, 4);
+        return f;
+    }
+    double d;
+    memcpy(&d, &bits, 8);
+    return d;
+}
+
+static inline uint64_t from_double(rmx_dtype_t dt, double v)
+{
+    if (dt == RMX_FLOAT) {
+        float f = (float)v;
+        uint32_t b;
+        memcpy(&b, &f, 4);
+        return b;
+    }
+    uint64_t b;
+    memcpy(&b, &v, 8);
+    return b;
+}
+
+/* Signed view of an integer element (sign-extends int32). */
+static inline int64_t as_signed(rmx_dtype_t dt, uint64_t bits)
+{
+    return dt == RMX_INT32 ? (int64_t)(int32_t)(uint32_t)bits : (int64_t)bits;
+}
+
+/* -1, 0, 1 for a < b, a == b, a > b; 2 when unordered (a NaN). */
+static int compare(rmx_dtype_t dt, uint64_t a, uint64_t b)
+{
+    const dtype_info_t *d = &dtypes[dt];
+    if (d->is_float) {
+        double x = as_double(dt, a), y = as_double(dt, b);
+        return x < y ? -1 : x > y ? 1 : x == y ? 0 : 2;
+    }
+    if (d->is_signed) {
+        int64_t x = as_signed(dt, a), y = as_signed(dt, b);
+        return x < y ? -1 : x > y;
+    }
+    return a < b ? -1 : a > b;
+}
+
+/* Sum / product: integers wrap modulo 2^bits (two's complement, so signedness does not matter
+ * and no signed overflow happens in C); floats round in their own precision. */
+static uint64_t add(rmx_dtype_t dt, uint64_t a, uint64_t b)
+{
+    if (dtypes[dt].is_float)
+        return dt == RMX_FLOAT ? from_double(dt, (float)as_double(dt, a) + (float)as_double(dt, b))
+                               : from_double(dt, as_double(dt, a) + as_double(dt, b));
+    return (a + b) & size_mask(dtypes[dt].size);
+}
+
+static uint64_t mul(rmx_dtype_t dt, uint64_t a, uint64_t b)
+{
+    if (dtypes[dt].is_float)
+        return dt == RMX_FLOAT ? from_double(dt, (float)as_double(dt, a) * (float)as_double(dt, b))
+                               : from_double(dt, as_double(dt, a) * as_double(dt, b));
+    return (a * b) & size_mask(dtypes[dt].size);
+}
+
+static uint64_t one(rmx_dtype_t dt)
+{
+    return dtypes[dt].is_float ? from_double(dt, 1.0) : 1;
+}
+
+/* ---------------------------------------------------------------- what each op computes */
+/* The new target bits for old target bits `t`; *write 0 when the op leaves the target alone
+ * (a false predicate, or MIN/MAX with nothing to change). */
+
+static uint64_t rmw_new_value(rmx_rmw_op_t op, rmx_dtype_t dt, uint64_t t, uint64_t a, int *write)
+{
+    *write = 1;
+    switch (op) {
+    case RMX_OP_INC:   return add(dt, t, one(dt));
+    case RMX_OP_PROD:  return mul(dt, t, a);
+    case RMX_OP_SUM:   return add(dt, t, a);
+    case RMX_OP_LAND:  return (t != 0) && (a != 0);
+    case RMX_OP_LOR:   return (t != 0) || (a != 0);
+    case RMX_OP_LXOR:  return (t != 0) != (a != 0);
+    case RMX_OP_BAND:  return t & a;
+    case RMX_OP_BOR:   return t | a;
+    case RMX_OP_BXOR:  return t ^ a;
+    case RMX_OP_SWAP:  return a;
+    case RMX_OP_MIN:   *write = compare(dt, a, t) == -1; return a;
+    case RMX_OP_MAX:   *write = compare(dt, a, t) == 1;  return a;
+    case RMX_OP_NO_OP: *write = 0; return t;
+    default:           *write = 0; return t;
+    }
+}
+
+static int predicate(rmx_rmw2_op_t op, int c)
+{
+    switch (op) {
+    case RMX_OP2_COMP_SWAP:    return c == 0;
+    case RMX_OP2_COMP_SWAP_GT: return c == 1;
+    case RMX_OP2_COMP_SWAP_GE: return c == 1 || c == 0;
+    case RMX_OP2_COMP_SWAP_LT: return c == -1;
+    case RMX_OP2_COMP_SWAP_LE: return c == -1 || c == 0;
+    case RMX_OP2_COMP_SWAP_NE: return c != 0;
+    default:                   return 0;
+    }
+}
+
+static uint64_t rmw2_new_value(rmx_rmw2_op_t op, rmx_dtype_t dt, uint64_t t, uint64_t a,
+                               uint64_t b, int *write)
+{
+    if (op == RMX_OP2_MASK_SWAP) {
+        *write = 1;
+        return (t & ~a) | (b & a);
+    }
+    *write = predicate(op, compare(dt, t, a));
+    return b;
+}
+
+/* ---------------------------------------------------------------- validation */
+
+static int op_defined_for(rmx_rmw_op_t op, rmx_dtype_t dt)
+{
+    if (!dtypes[dt].is_float)
+        return 1;
+    switch (op) {
+    case RMX_OP_LAND: case RMX_OP_LOR: case RMX_OP_LXOR:
+    case RMX_OP_BAND: case RMX_OP_BOR: case RMX_OP_BXOR:
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+static int operand_needed(rmx_rmw_op_t op)
+{
+    return op != RMX_OP_INC && op != RMX_OP_NO_OP;
+}
+
+/* Window, assert, target, range and alignment: what both entry points check. */
+static int check_access(rmx_win_t *win, int count, rmx_dtype_t dt, int target, size_t disp,
+                        int assert)
+{
+    if (assert & ~(RMX_MODE_PASSIVE_EPOCH_IMPLICIT | RMX_MODE_NOCHECK))
+        return RMX_ERR_ARG;
+    if (count < 1)
+        return RMX_ERR_ARG;
+    size_t size = dtypes[dt].size;
+    int rc = rmx_check_target(win, target, disp, (size_t)count * size);
+    if (rc != RMX_OK)
+        return rc;
+    if (disp % size != 0 || (win->remote[target].addr + disp) % size != 0)
+        return RMX_ERR_ALIGN;
+    /* Nested epochs are not allowed: an implicit one inside an explicit one on this target. */
+    if ((assert & RMX_MODE_PASSIVE_EPOCH_IMPLICIT) && win->lock_held[target])
+        return RMX_ERR_EPOCH;
+    return RMX_OK;
+}
+
+static int check_rmw(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt, int target,
+                     size_t disp, int assert, rmx_rmw_op_t op)
+{
+    int rc = rmx_win_check(win);
+    if (rc != RMX_OK)
+        return rc;
+    if ((int)op < 0 || op >= RMX_OP_COUNT)
+        return RMX_ERR_OP;
+    if ((int)dt < 0 || dt >= RMX_DTYPE_COUNT || !op_defined_for(op, dt))
+        return RMX_ERR_DATATYPE;
+    if (operand == NULL && operand_needed(op))
+        return RMX_ERR_ARG;
+    return check_access(win, count, dt, target, disp, assert);
+}
+
+static int check_rmw2(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
+                      const void *operand2, int target, size_t disp, int assert, rmx_rmw2_op_t op)
+{
+    int rc = rmx_win_check(win);
+    if (rc != RMX_OK)
+        return rc;
+    if ((int)op < 0 || op >= RMX_OP2_COUNT)
+        return RMX_ERR_OP;
+    if ((int)dt < 0 || dt >= RMX_DTYPE_COUNT || (op == RMX_OP2_MASK_SWAP && dtypes[dt].is_float))
+        return RMX_ERR_DATATYPE;
+    if (operand == NULL || operand2 == NULL)
+        return RMX_ERR_ARG;
+    return check_access(win, count, dt, target, disp, assert);
+}
+
+/* ---------------------------------------------------------------- one element on the wire */
+
+typedef struct rmw_site {
+    rmx_ctx_t *ctx;
+    ucp_ep_h ep;
+    ucp_rkey_h rkey;
+    uint64_t raddr;   /* of element 0 */
+    rmx_dtype_t dt;
+    size_t size;
+    int unflushed;    /* non-fetching atomics issued, not yet complete at the target */
+} rmw_site_t;
+
+/* One native UCP atomic on element i.  reply NULL: no fetch.  CSWAP: *reply is the new value in,
+ * the old value out. */
+static inline int amo(rmw_site_t *s, int i, ucp_atomic_op_t op, uint64_t value, uint64_t *reply)
+{
+    uint64_t raddr = s->raddr + (size_t)i * s->size;
+    int rc;
+    s->ctx->stats.ucp_amos++;
+    if (s->size == 4) {
+        uint32_t v = (uint32_t)value, r = reply ? (uint32_t)*reply : 0;
+        rc = rmx_ucx_amo(&s->ctx->ucx, s->ep, op, &v, reply ? &r : NULL, 4, raddr, s->rkey);
+        if (reply)
+            *reply = r;
+    } else {
+        rc = rmx_ucx_amo(&s->ctx->ucx, s->ep, op, &value, reply, 8, raddr, s->rkey);
+    }
+    if (reply == NULL)
+        s->unflushed = 1;
+    return rc;
+}
+
+static inline int atomic_read(rmw_site_t *s, int i, uint64_t *out)
+{
+    *out = 0;
+    return amo(s, i, UCP_ATOMIC_OP_ADD, 0, out);
+}
+
+/* CSWAP loop: the general form of every emulated op.  new_value(old) -> (bits, write). */
+typedef uint64_t (*new_value_fn)(const void *how, rmx_dtype_t dt, uint64_t old, int *write);
+
+static int cas_loop(rmw_site_t *s, int i, new_value_fn f, const void *how, uint64_t *old_out)
+{
+    uint64_t old;
+    int rc = atomic_read(s, i, &old);
+    while (rc == RMX_OK) {
+        int write;
+        uint64_t want = f(how, s->dt, old, &write) & size_mask(s->size);
+        if (!write)
+            break; /* the read was atomic: leaving the target alone is the op at that instant */
+        uint64_t seen = want;
+        if ((rc = amo(s, i, UCP_ATOMIC_OP_CSWAP, old, &seen)) != RMX_OK)
+            break;
+        if (seen == old)
+            break;
+        s->ctx->stats.cas_retries++;
+        old = seen;
+    }
+    *old_out = old;
+    return rc;
+}
+
+typedef struct rmw_how { rmx_rmw_op_t op; uint64_t a; } rmw_how_t;
+typedef struct rmw2_how { rmx_rmw2_op_t op; uint64_t a, b; } rmw2_how_t;
+
+static uint64_t rmw_fn(const void *how, rmx_dtype_t dt, uint64_t old, int *write)
+{
+    const rmw_how_t *h = how;
+    return rmw_new_value(h->op, dt, old, h->a, write);
+}
+
+static uint64_t rmw2_fn(const void *how, rmx_dtype_t dt, uint64_t old, int *write)
+{
+    const rmw2_how_t *h = how;
+    return rmw2_new_value(h->op, dt, old, h->a, h->b, write);
+}
+
+/* The native atomic that does exactly (op, dt, fetch), if there is one. */
+static int rmw_native(rmx_rmw_op_t op, rmx_dtype_t dt, int fetch, uint64_t a,
+                      ucp_atomic_op_t *uop, uint64_t *value)
+{
+    int integer = !dtypes[dt].is_float;
+    *value = a;
+    switch (op) {
+    case RMX_OP_INC:   *uop = UCP_ATOMIC_OP_ADD; *value = 1; return integer;
+    case RMX_OP_SUM:   *uop = UCP_ATOMIC_OP_ADD; return integer;
+    case RMX_OP_BAND:  *uop = UCP_ATOMIC_OP_AND; return integer && !fetch;
+    case RMX_OP_BOR:   *uop = UCP_ATOMIC_OP_OR;  return integer && !fetch;
+    case RMX_OP_BXOR:  *uop = UCP_ATOMIC_OP_XOR; return integer && !fetch;
+    case RMX_OP_SWAP:  *uop = UCP_ATOMIC_OP_SWAP; return 1;  /* bits are bits */
+    case RMX_OP_NO_OP: *uop = UCP_ATOMIC_OP_ADD; *value = 0; return 1;
+    default:           return 0;
+    }
+}
+
+static int rmw_element(rmw_site_t *s, int i, rmx_rmw_op_t op, uint64_t a, uint64_t *old, int fetch)
+{
+    ucp_atomic_op_t uop;
+    uint64_t value;
+    if (op == RMX_OP_NO_OP && !fetch)
+        return RMX_OK; /* nothing to read, nothing to change */
+    if (!rmw_native(op, s->dt, fetch, a, &uop, &value)) {
+        rmw_how_t how = {op, a};
+        return cas_loop(s, i, rmw_fn, &how, old);
+    }
+    /* SWAP has no non-fetching form in UCP */
+    if (!fetch && uop != UCP_ATOMIC_OP_SWAP)
+        return amo(s, i, uop, value, NULL);
+    *old = 0;
+    return amo(s, i, uop, value, old);
+}
+
+static int rmw2_element(rmw_site_t *s, int i, rmx_rmw2_op_t op, uint64_t a, uint64_t b,
+                        uint64_t *old)
+{
+    if (op == RMX_OP2_COMP_SWAP && !dtypes[s->dt].is_float) {
+        *old = b;
+        return amo(s, i, UCP_ATOMIC_OP_CSWAP, a, old);
+    }
+    rmw2_how_t how = {op, a, b};
+    return cas_loop(s, i, rmw2_fn, &how, old);
+}
+
+/* ---------------------------------------------------------------- entry points */
+
+static int site_open(rmw_site_t *s, rmx_win_t *win, rmx_dtype_t dt, int count, int target,
+                     size_t disp)
+{
+    rmx_ctx_t *ctx = win->ctx;
+    *s = (rmw_site_t){.ctx = ctx, .ep = rmx_ep(ctx, target), .rkey = win->remote[target].rkey,
+                      .raddr = win->remote[target].addr + disp, .dt = dt,
+                      .size = dtypes[dt].size};
+    ctx->stats.atomics++;
+    /* An atomic on bytes an earlier put of this segment wrote must see that put. */
+    return rmx_tracker_before_access(win, target, disp, (size_t)count * s->size);
+}
+
+static int site_close(rmw_site_t *s, int rc)
+{
+    if (s->unflushed) {
+        s->ctx->stats.flushes_ep++;
+        int rc2 = rmx_ucx_flush_ep(&s->ctx->ucx, s->ep);
+        rc = rc != RMX_OK ? rc : rc2;
+    }
+    return rc;
+}
+
+static int epoch_begin(rmx_win_t *win, int target, int assert)
+{
+    if ((assert & RMX_MODE_PASSIVE_EPOCH_IMPLICIT) && !(assert & RMX_MODE_NOCHECK))
+        return rmx_win_lock(win, RMX_LOCK_EXCLUSIVE, target, 0);
+    return RMX_OK;
+}
+
+static int epoch_end(rmx_win_t *win, int target, int assert, int rc)
+{
+    if ((assert & RMX_MODE_PASSIVE_EPOCH_IMPLICIT) && !(assert & RMX_MODE_NOCHECK)) {
+        int rc2 = rmx_win_unlock(win, target);
+        rc = rc != RMX_OK ? rc : rc2;
+    }
+    return rc;
+}
+
+static int rmw_elements(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
+                        void *result, int target, size_t disp, rmx_rmw_op_t op)
+{
+    rmw_site_t s;
+    int rc = site_open(&s, win, dt, count, target, disp);
+    for (int i = 0; i < count && rc == RMX_OK; i++) {
+        uint64_t a = operand_needed(op) ? elem_load(operand, i, s.size) : 0, old = 0;
+        rc = rmw_element(&s, i, op, a, &old, result != NULL);
+        if (rc == RMX_OK && result != NULL)
+            elem_store(result, i, s.size, old);
+    }
+    return site_close(&s, rc);
+}
+
+int rmx_rmw(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt, void *result,
+            int target, size_t disp, int assert, rmx_rmw_op_t op)
+{
+    int rc = check_rmw(win, operand, count, dt, target, disp, assert, op);
+    if (rc != RMX_OK)
+        return rc;
+    if ((rc = epoch_begin(win, target, assert)) != RMX_OK)
+        return rc;
+    rc = rmw_elements(win, operand, count, dt, result, target, disp, op);
+    return epoch_end(win, target, assert, rc);
+}
+
+static int rmw2_elements(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
+                         const void *operand2, void *result, int target, size_t disp,
+                         rmx_rmw2_op_t op)
+{
+    rmw_site_t s;
+    int rc = site_open(&s, win, dt, count, target, disp);
+    for (int i = 0; i < count && rc == RMX_OK; i++) {
+        uint64_t old;
+        rc = rmw2_element(&s, i, op, elem_load(operand, i, s.size),
+                          elem_load(operand2, i, s.size), &old);
+        if (rc == RMX_OK && result != NULL)
+            elem_store(result, i, s.size, old);
+    }
+    return site_close(&s, rc);
+}
+
+int rmx_rmw2(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
+             const void *operand2, void *result, int target, size_t disp, int assert,
+             rmx_rmw2_op_t op)
+{
+    int rc = check_rmw2(win, operand, count, dt, operand2, target, disp, assert, op);
+    if (rc != RMX_OK)
+        return rc;
+    if ((rc = epoch_begin(win, target, assert)) != RMX_OK)
+        return rc;
+    rc = rmw2_elements(win, operand, count, dt, operand2, result, target, disp, op);
+    return epoch_end(win, target, assert, rc);
+}
