@@ -93,6 +93,51 @@ static int put_sub_with(env_t *e, sub_fault_t fault)
     return rmx_put_sub(e->win, e->buf, &e->sub, e->right, 0, &bad);
 }
 
+/* A one-operand rmw at the right neighbour; operand and result are the local buffer. */
+static int rmw(env_t *e, int count, rmx_dtype_t dt, size_t disp, int assert, rmx_rmw_op_t op)
+{
+    return rmx_rmw(e->win, e->buf, count, dt, e->buf, e->right, disp, assert, op);
+}
+
+static int rmw2(env_t *e, rmx_dtype_t dt, size_t disp, rmx_rmw2_op_t op)
+{
+    return rmx_rmw2(e->win, e->buf, 1, dt, e->buf, e->buf, e->right, disp, 0, op);
+}
+
+/* Rows that need an open epoch open it, make the bad call, and close it again. */
+static int nested_lock(env_t *e)
+{
+    RANK_OK(rmx_win_lock(e->win, RMX_LOCK_SHARED, e->right, 0));
+    int rc = rmx_win_lock(e->win, RMX_LOCK_SHARED, e->right, 0);
+    RANK_OK(rmx_win_unlock(e->win, e->right));
+    return rc;
+}
+
+static int implicit_inside_lock(env_t *e)
+{
+    RANK_OK(rmx_win_lock(e->win, RMX_LOCK_EXCLUSIVE, e->right, 0));
+    int rc = rmw(e, 1, RMX_INT64, 8, RMX_MODE_PASSIVE_EPOCH_IMPLICIT, RMX_OP_SUM);
+    RANK_OK(rmx_win_unlock(e->win, e->right));
+    return rc;
+}
+
+static int free_inside_epoch(env_t *e)
+{
+    RANK_OK(rmx_win_lock(e->win, RMX_LOCK_SHARED, e->right, 0));
+    rmx_win_t *w = e->win;
+    int rc = rmx_win_free(&w);
+    RANK_ASSERT(w == e->win, "a refused win_free cleared the handle");
+    RANK_OK(rmx_win_unlock(e->win, e->right));
+    return rc;
+}
+
+static int unlock_twice(env_t *e)
+{
+    RANK_OK(rmx_win_lock(e->win, RMX_LOCK_SHARED, e->right, 0));
+    RANK_OK(rmx_win_unlock(e->win, e->right));
+    return rmx_win_unlock(e->win, e->right);
+}
+
 /* name, exact code wanted, the call (e is the env) */
 #define BAD_INPUTS(X)                                                                        \
     /* ranks */                                                                              \
@@ -174,7 +219,41 @@ static int put_sub_with(env_t *e, sub_fault_t fault)
     X(sub_remote_past_window,   RMX_ERR_RANGE, rmx_put_sub(e->win, e->buf, &e->sub, e->right, e->rsize - 8, &e->sub)) \
     X(sub_get_past_window,      RMX_ERR_RANGE, rmx_get_sub(e->win, e->buf, &e->sub, e->right, e->rsize, &e->sub)) \
     X(sub_rank,                 RMX_ERR_RANK,  rmx_put_sub(e->win, e->buf, &e->sub, e->n, 0, &e->sub)) \
-    X(sub_freed_win,            RMX_ERR_WIN,   rmx_get_sub(e->dead_win, e->buf, &e->sub, e->right, 0, &e->sub))
+    X(sub_freed_win,            RMX_ERR_WIN,   rmx_get_sub(e->dead_win, e->buf, &e->sub, e->right, 0, &e->sub)) \
+    /* read-modify-write: ops, datatypes, op/datatype mismatches, alignment, counts */          \
+    X(rmw_op_count,             RMX_ERR_OP,       rmw(e, 1, RMX_INT64, 8, 0, RMX_OP_COUNT))       \
+    X(rmw_op_negative,          RMX_ERR_OP,       rmw(e, 1, RMX_INT64, 8, 0, (rmx_rmw_op_t)-1))   \
+    X(rmw_dtype_count,          RMX_ERR_DATATYPE, rmw(e, 1, RMX_DTYPE_COUNT, 8, 0, RMX_OP_SUM))   \
+    X(rmw_dtype_negative,       RMX_ERR_DATATYPE, rmw(e, 1, (rmx_dtype_t)-1, 8, 0, RMX_OP_SUM))   \
+    X(rmw_bxor_on_float,        RMX_ERR_DATATYPE, rmw(e, 1, RMX_FLOAT, 8, 0, RMX_OP_BXOR))        \
+    X(rmw_band_on_double,       RMX_ERR_DATATYPE, rmw(e, 1, RMX_DOUBLE, 8, 0, RMX_OP_BAND))       \
+    X(rmw_lor_on_double,        RMX_ERR_DATATYPE, rmw(e, 1, RMX_DOUBLE, 8, 0, RMX_OP_LOR))        \
+    X(rmw_count_zero,           RMX_ERR_ARG,      rmw(e, 0, RMX_INT64, 8, 0, RMX_OP_SUM))         \
+    X(rmw_count_negative,       RMX_ERR_ARG,      rmw(e, -3, RMX_INT64, 8, 0, RMX_OP_SUM))        \
+    X(rmw_null_operand,         RMX_ERR_ARG,      rmx_rmw(e->win, NULL, 1, RMX_INT64, e->buf, e->right, 8, 0, RMX_OP_SUM)) \
+    X(rmw_bad_assert,           RMX_ERR_ARG,      rmw(e, 1, RMX_INT64, 8, 0x40, RMX_OP_SUM))      \
+    X(rmw_misaligned_int64,     RMX_ERR_ALIGN,    rmw(e, 1, RMX_INT64, 4, 0, RMX_OP_SUM))         \
+    X(rmw_misaligned_int32,     RMX_ERR_ALIGN,    rmw(e, 1, RMX_INT32, 2, 0, RMX_OP_INC))         \
+    X(rmw_past_window,          RMX_ERR_RANGE,    rmw(e, 1, RMX_INT64, e->rsize, 0, RMX_OP_SUM))  \
+    X(rmw_count_past_window,    RMX_ERR_RANGE,    rmw(e, (int)(e->rsize / 8), RMX_INT64, 8, 0, RMX_OP_SUM)) \
+    X(rmw_rank,                 RMX_ERR_RANK,     rmx_rmw(e->win, e->buf, 1, RMX_INT64, e->buf, e->n, 8, 0, RMX_OP_SUM)) \
+    X(rmw_freed_win,            RMX_ERR_WIN,      rmx_rmw(e->dead_win, e->buf, 1, RMX_INT64, e->buf, e->right, 8, 0, RMX_OP_SUM)) \
+    X(rmw2_op_count,            RMX_ERR_OP,       rmw2(e, RMX_INT64, 8, RMX_OP2_COUNT))           \
+    X(rmw2_mask_swap_on_double, RMX_ERR_DATATYPE, rmw2(e, RMX_DOUBLE, 8, RMX_OP2_MASK_SWAP))      \
+    X(rmw2_null_operand2,       RMX_ERR_ARG,      rmx_rmw2(e->win, e->buf, 1, RMX_INT64, NULL, e->buf, e->right, 8, 0, RMX_OP2_COMP_SWAP)) \
+    X(rmw2_misaligned,          RMX_ERR_ALIGN,    rmw2(e, RMX_UINT32, 6, RMX_OP2_COMP_SWAP))      \
+    /* passive-target epochs: nesting, unlock without lock, a freed window */                   \
+    X(lock_type_zero,           RMX_ERR_ARG,      rmx_win_lock(e->win, (rmx_lock_t)0, e->right, 0)) \
+    X(lock_assert_implicit,     RMX_ERR_ARG,      rmx_win_lock(e->win, RMX_LOCK_SHARED, e->right, RMX_MODE_PASSIVE_EPOCH_IMPLICIT)) \
+    X(lock_rank,                RMX_ERR_RANK,     rmx_win_lock(e->win, RMX_LOCK_EXCLUSIVE, e->n, 0)) \
+    X(unlock_rank,              RMX_ERR_RANK,     rmx_win_unlock(e->win, -1))                     \
+    X(unlock_without_lock,      RMX_ERR_EPOCH,    rmx_win_unlock(e->win, e->right))               \
+    X(lock_freed_win,           RMX_ERR_WIN,      rmx_win_lock(e->dead_win, RMX_LOCK_SHARED, e->right, 0)) \
+    X(unlock_freed_win,         RMX_ERR_WIN,      rmx_win_unlock(e->dead_win, e->right))          \
+    X(lock_nested_same_target,  RMX_ERR_EPOCH,    nested_lock(e))                                 \
+    X(rmw_implicit_inside_lock, RMX_ERR_EPOCH,    implicit_inside_lock(e))                        \
+    X(win_free_inside_epoch,    RMX_ERR_EPOCH,    free_inside_epoch(e))                           \
+    X(unlock_twice,             RMX_ERR_EPOCH,    unlock_twice(e))
 
 typedef struct row {
     const char *name;

@@ -61,6 +61,12 @@ static void *call_everything_from_another_thread(void *arg)
     sub.dim[0] = (rmx_sub_dim_t){.extent = 8, .first = 0, .count = 8, .stride = 1};
     FOREIGN(f, rmx_put_sub(f->win, buf, &sub, f->right, 0, &sub));
     FOREIGN(f, rmx_get_sub(f->win, buf, &sub, f->right, 0, &sub));
+    uint64_t one = 1, old = 0;
+    FOREIGN(f, rmx_rmw(f->win, &one, 1, RMX_UINT64, &old, f->right, 0, 0, RMX_OP_SUM));
+    FOREIGN(f, rmx_rmw2(f->win, &one, 1, RMX_UINT64, &one, &old, f->right, 0, 0,
+                        RMX_OP2_COMP_SWAP));
+    FOREIGN(f, rmx_win_lock(f->win, RMX_LOCK_EXCLUSIVE, f->right, 0));
+    FOREIGN(f, rmx_win_unlock(f->win, f->right));
     FOREIGN(f, rmx_finalize(f->ctx));
     if (win != f->win) /* a refused win_free must leave the handle alone */
         expect_thread_error(f, "rmx_win_free cleared the handle", RMX_OK);
@@ -93,8 +99,9 @@ static int rank_foreign_thread(const rmx_config_t *cfg, void *arg)
         RANK_ASSERT(f.base[i] == 0xAB, "byte %d changed by a refused call", i);
     rmx_stats_t st;
     RANK_OK(rmx_stats(f.ctx, &st));
-    RANK_ASSERT(st.puts == 0 && st.gets == 0 && st.barriers == 2, "puts %llu gets %llu barriers %llu",
-                (unsigned long long)st.puts, (unsigned long long)st.gets,
+    RANK_ASSERT(st.puts == 0 && st.gets == 0 && st.atomics == 0 && st.barriers == 2,
+                "puts %llu gets %llu atomics %llu barriers %llu", (unsigned long long)st.puts,
+                (unsigned long long)st.gets, (unsigned long long)st.atomics,
                 (unsigned long long)st.barriers);
     RANK_OK(rmx_sync_all(f.ctx)); /* everyone has checked before anyone writes */
     unsigned char v = (unsigned char)me;
