@@ -27,6 +27,7 @@ typedef enum {
     DIE_IDLE,           /* sleep a little, then die: survivors are in the middle of their op */
     DIE_IN_SYNC_LOOP,   /* take part in 20 sync_alls, then die: survivors are inside one    */
     DIE_AFTER_WIN_ALLOCATE, /* take part in one more window's creation, then die            */
+    DIE_HOLDING_LOCK,   /* take rank 0's lock exclusively, then die without unlocking       */
 } death_kind_t;
 
 typedef struct scenario {
@@ -115,6 +116,59 @@ static int keep_putting_and_flushing(rmx_ctx_t *ctx, rmx_win_t *win, unsigned ch
         if (rc == RMX_OK)
             rc = rmx_sync_memory(ctx);
     } while (rc == RMX_OK);
+    return rc;
+}
+
+/* Native atomics (SUM on uint64 is one UCP ADD) without a lock. */
+static int keep_adding(rmx_ctx_t *ctx, rmx_win_t *win, unsigned char *base)
+{
+    (void)ctx;
+    (void)base;
+    uint64_t one = 1;
+    int rc;
+    while ((rc = rmx_rmw(win, &one, 1, RMX_UINT64, NULL, VICTIM, 512,
+                         RMX_MODE_PASSIVE_EPOCH_IMPLICIT | RMX_MODE_NOCHECK, RMX_OP_SUM)) == RMX_OK)
+        ;
+    return rc;
+}
+
+/* Emulated fetching atomics (MAX on int64 is a CSWAP loop), implicit epoch with a lock. */
+static int keep_maxing_locked(rmx_ctx_t *ctx, rmx_win_t *win, unsigned char *base)
+{
+    (void)base;
+    int64_t v = rmx_rank(ctx), old;
+    int rc;
+    while ((rc = rmx_rmw(win, &v, 1, RMX_INT64, &old, VICTIM, 520,
+                         RMX_MODE_PASSIVE_EPOCH_IMPLICIT, RMX_OP_MAX)) == RMX_OK)
+        v++;
+    return rc;
+}
+
+/* Both survivors contend for the victim's lock word, so each spends time waiting for it. */
+static int keep_locking_victim(rmx_ctx_t *ctx, rmx_win_t *win, unsigned char *base)
+{
+    (void)ctx;
+    (void)base;
+    int rc;
+    while ((rc = rmx_win_lock(win, RMX_LOCK_EXCLUSIVE, VICTIM, 0)) == RMX_OK) {
+        uint64_t x = 1;
+        rc = rmx_put(win, &x, sizeof(x), VICTIM, 528);
+        int rc2 = rmx_win_unlock(win, VICTIM);
+        if (rc != RMX_OK || rc2 != RMX_OK)
+            return rc != RMX_OK ? rc : rc2;
+    }
+    return rc;
+}
+
+/* The victim dies holding rank 0's lock: the survivors wait for a holder that is gone. */
+static int lock_held_by_the_dead(rmx_ctx_t *ctx, rmx_win_t *win, unsigned char *base)
+{
+    (void)ctx;
+    (void)base;
+    int rc;
+    while ((rc = rmx_win_lock(win, RMX_LOCK_EXCLUSIVE, 0, 0)) == RMX_OK)
+        if ((rc = rmx_win_unlock(win, 0)) != RMX_OK)
+            break;
     return rc;
 }
 
@@ -218,6 +272,10 @@ static int rank_peer_dies(const rmx_config_t *cfg, void *arg)
                 RANK_OK(rmx_sync_all(ctx));
         else if (sc->death == DIE_AFTER_WIN_ALLOCATE)
             RANK_OK(rmx_win_allocate(ctx, 64, &b, &w));
+        else if (sc->death == DIE_HOLDING_LOCK) {
+            RANK_OK(rmx_win_lock(win, RMX_LOCK_EXCLUSIVE, 0, 0));
+            usleep(300 * 1000);
+        }
         else
             usleep(300 * 1000); /* let the survivors get busy with it */
         die_now();
@@ -259,12 +317,13 @@ static void run_scenario(const scenario_t *sc)
     munmap(note, sizeof(*note));
 }
 
-#define SCENARIO(id, op, death_, tcp_)                                                       \
-    Test(peer, id, .timeout = 40)                                                            \
+#define SCENARIO_OPTS(id, op, death_, tcp_, ...)                                             \
+    Test(peer, id, .timeout = 40, __VA_ARGS__)                                               \
     {                                                                                        \
         static const scenario_t sc = {#id, op, death_, tcp_};                               \
         run_scenario(&sc);                                                                   \
     }
+#define SCENARIO(id, op, death_, tcp_) SCENARIO_OPTS(id, op, death_, tcp_, .disabled = 0)
 
 SCENARIO(dies_during_puts_shm, keep_putting, DIE_IDLE, 0)
 SCENARIO(dies_during_gets_shm, keep_getting, DIE_IDLE, 0)
@@ -273,6 +332,17 @@ SCENARIO(dies_during_put_flush_shm, keep_putting_and_flushing, DIE_IDLE, 0)
 SCENARIO(dies_before_sync_all_shm, keep_syncing, DIE_IDLE, 0)
 SCENARIO(dies_between_sync_alls_shm, keep_syncing, DIE_IN_SYNC_LOOP, 0)
 SCENARIO(dies_during_sync_images_shm, sync_images_with_victim, DIE_IDLE, 0)
+SCENARIO(dies_during_atomics_shm, keep_adding, DIE_IDLE, 0)
+SCENARIO(dies_during_locked_emulated_atomics_shm, keep_maxing_locked, DIE_IDLE, 0)
+SCENARIO(dies_while_others_wait_for_its_lock_shm, keep_locking_victim, DIE_IDLE, 0)
+/* KNOWN FAILING, disabled: engine/lock.c's wait gives up only when the *target* failed, and the
+ * lock word does not record its holder, so waiters for a lock held by a dead rank wait forever.
+ * Fix (in lock.c's back_off): give up with RMX_ERR_PEER once any rank has failed; with that
+ * change this test passes (reported to the integrator).  Enable it once lock.c has the fix. */
+SCENARIO_OPTS(dies_holding_a_lock_others_wait_for_shm, lock_held_by_the_dead, DIE_HOLDING_LOCK, 0,
+              .disabled = 1)
+SCENARIO(dies_during_atomics_tcp, keep_adding, DIE_IDLE, 1)
+SCENARIO(dies_while_others_wait_for_its_lock_tcp, keep_locking_victim, DIE_IDLE, 1)
 SCENARIO(dies_during_win_allocate_shm, allocate_a_window, DIE_IDLE, 0)
 SCENARIO(dies_before_win_free_shm, free_a_window, DIE_AFTER_WIN_ALLOCATE, 0)
 SCENARIO(dies_during_puts_tcp, keep_putting, DIE_IDLE, 1)
