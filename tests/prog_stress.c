@@ -10,7 +10,9 @@
  * must see them: the flow-dependency rule); after each sync_all every writer reads every target's
  * region back in full and compares it with the shadow.  A byte that differs is corrupted; a put
  * none of whose bytes survived where its id is still the latest is lost.
- * Puts are contiguous or strided sections (rmx_put_sub).
+ * Puts are contiguous or strided sections (rmx_put_sub).  Atomics (native ADD, ADD inside an
+ * implicit locked epoch, INC) all hit one counter per rank; at each sync_all its owner checks it
+ * equals the sum of what every rank reports having added (a lost update shows as a shortfall).
  * Segments end with sync_all, and in between sometimes with sync_memory or a sync_images with the
  * neighbours, so every image-control path is exercised.  Counts are printed per rank.
  */
@@ -27,7 +29,7 @@
 #define MAX_RANKS 16
 
 typedef struct {
-    uint64_t puts, put_subs, gets, gets_checked, syncs_all, syncs_memory, syncs_images, verifications;
+    uint64_t puts, put_subs, atomics, gets, gets_checked, syncs_all, syncs_memory, syncs_images, verifications;
     uint64_t bytes_put, bytes_got, corrupted_bytes, lost_updates;
 } counts_t;
 
@@ -68,7 +70,16 @@ typedef struct {
     uint32_t next_op;
     uint64_t rng;
     counts_t c;
+    size_t ctrl;                        /* window offset of: stop flag, counter, contributions */
+    unsigned char *base;
+    uint64_t added[MAX_RANKS];          /* what I added to each target's counter so far */
 } rank_t;
+
+/* Control area after the regions: [0] stop flag, [8] the counter every rank adds to atomically,
+ * [64 + 8w] how much writer w has added to this rank's counter (w's own window, read by get). */
+#define CTRL_COUNTER 8
+#define CTRL_CONTRIB 64
+#define CTRL_BYTES (CTRL_CONTRIB + 8 * MAX_RANKS)
 
 #define FAIL(r, ...)                                                                     \
     do {                                                                                 \
@@ -143,6 +154,50 @@ static int random_put_sub(rank_t *r)
     return 0;
 }
 
+/* Atomic additions to a target's one shared counter: native ADD with no lock, the same inside
+ * an implicit exclusive epoch (lock; add; unlock), or INC.  Every rank adds to every counter. */
+static int random_atomic(rank_t *r)
+{
+    int t = (int)(rng_next(&r->rng) % (uint64_t)r->n);
+    uint64_t v = 1 + rng_next(&r->rng) % 1000, old;
+    size_t disp = r->ctrl + CTRL_COUNTER;
+    switch (rng_next(&r->rng) % 3) {
+    case 0:
+        CALL(r, rmx_rmw(r->win, &v, 1, RMX_UINT64, NULL, t, disp,
+                        RMX_MODE_PASSIVE_EPOCH_IMPLICIT | RMX_MODE_NOCHECK, RMX_OP_SUM));
+        break;
+    case 1:
+        CALL(r, rmx_rmw(r->win, &v, 1, RMX_UINT64, &old, t, disp, RMX_MODE_PASSIVE_EPOCH_IMPLICIT,
+                        RMX_OP_SUM));
+        break;
+    default:
+        v = 1;
+        CALL(r, rmx_rmw(r->win, NULL, 1, RMX_UINT64, &old, t, disp,
+                        RMX_MODE_PASSIVE_EPOCH_IMPLICIT | RMX_MODE_NOCHECK, RMX_OP_INC));
+        break;
+    }
+    r->added[t] += v;
+    r->c.atomics++;
+    return 0;
+}
+
+/* After a sync_all: my counter is the sum of what every rank says it added to it. */
+static int verify_counter(rank_t *r)
+{
+    uint64_t want = 0, got;
+    for (int w = 0; w < r->n; w++) {
+        CALL(r, rmx_get(r->win, &got, sizeof(got), w, r->ctrl + CTRL_CONTRIB + 8 * (size_t)r->me));
+        want += got;
+    }
+    uint64_t have = __atomic_load_n((uint64_t *)(r->base + r->ctrl + CTRL_COUNTER), __ATOMIC_ACQUIRE);
+    if (have != want) {
+        r->c.lost_updates++;
+        fprintf(stderr, "stress rank %d: counter %llu, contributions sum to %llu\n", r->me,
+                (unsigned long long)have, (unsigned long long)want);
+    }
+    return 0;
+}
+
 /* Reading my own region back in mid-segment: must already show every put I issued to it. */
 static int random_get(rank_t *r)
 {
@@ -204,10 +259,12 @@ static int one_segment(rank_t *r)
     for (int i = 0; i < ops; i++) {
         uint64_t x = rng_next(&r->rng) % 100;
         int rc = 0;
-        if (x < 50)
+        if (x < 45)
             rc = random_put(r);
-        else if (x < 60)
+        else if (x < 55)
             rc = random_put_sub(r);
+        else if (x < 65)
+            rc = random_atomic(r);
         else if (x < 95)
             rc = random_get(r);
         else {
@@ -230,7 +287,9 @@ static int stress_rank(const rmx_config_t *cfg, void *argp)
     r->n = rmx_size(r->ctx);
     r->rng = arg->seed * 0x9E3779B97F4A7C15ull + (uint64_t)r->me * 7919 + 1;
     void *base;
-    CALL(r, rmx_win_allocate(r->ctx, (size_t)r->n * REGION + 64, &base, &r->win));
+    CALL(r, rmx_win_allocate(r->ctx, (size_t)r->n * REGION + CTRL_BYTES, &base, &r->win));
+    r->base = base;
+    r->ctrl = (size_t)r->n * REGION;
     r->scratch = malloc(REGION);
     if (r->scratch == NULL)
         FAIL(r, "out of memory");
@@ -256,9 +315,11 @@ static int stress_rank(const rmx_config_t *cfg, void *argp)
             rc = one_segment(r);
         if (rc != 0)
             break;
+        /* publish my totals in my own window: read by the counters' owners after the barrier */
+        memcpy(r->base + r->ctrl + CTRL_CONTRIB, r->added, sizeof(uint64_t) * (size_t)r->n);
         CALL(r, rmx_sync_all(r->ctx));
         r->c.syncs_all++;
-        if ((rc = verify_all(r)) != 0)
+        if ((rc = verify_all(r)) != 0 || (rc = verify_counter(r)) != 0)
             break;
         unsigned char stop = now_s() > deadline;
         for (int t = 0; r->me == 0 && t < r->n; t++)
@@ -272,11 +333,11 @@ static int stress_rank(const rmx_config_t *cfg, void *argp)
         return 1;
     rmx_stats_t st;
     CALL(r, rmx_stats(r->ctx, &st));
-    printf("stress rank %d: %llu puts + %llu put_subs (%llu B), %llu gets (%llu B, %llu checked), %llu sync_all, "
+    printf("stress rank %d: %llu puts + %llu put_subs (%llu B), %llu atomics, %llu gets (%llu B, %llu checked), %llu sync_all, "
            "%llu sync_memory, %llu sync_images, %llu verifications; ucp puts %llu, coalesced "
            "%llu, flow waits %llu; lost updates %llu, corrupted bytes %llu\n",
            r->me, (unsigned long long)r->c.puts, (unsigned long long)r->c.put_subs,
-           (unsigned long long)r->c.bytes_put,
+           (unsigned long long)r->c.bytes_put, (unsigned long long)r->c.atomics,
            (unsigned long long)r->c.gets, (unsigned long long)r->c.bytes_got,
            (unsigned long long)r->c.gets_checked, (unsigned long long)r->c.syncs_all,
            (unsigned long long)r->c.syncs_memory, (unsigned long long)r->c.syncs_images,
