@@ -19,7 +19,8 @@
  *    socket at once over tcp), including calls already waiting on it; so do the collectives
  *    (sync_all, window creation and free), which need every rank.  Calls among the survivors go
  *    on working, and rmx_finalize still releases everything and returns.  A merely slow peer is
- *    never declared dead: sync waits have no deadline, only single transfers time out
+ *    never declared dead: waits on other ranks (syncs, locks) have no deadline; only a single
+ *    transfer that needs the target to progress (tcp, registered memory) times out
  *    (RMX_ERR_TIMEOUT after peer_timeout_s).
  *  - Handles stay recognisable after release: a freed window or finalized context passed again
  *    yields RMX_ERR_WIN / RMX_ERR_CTX rather than undefined behaviour (rmx keeps a few bytes of
