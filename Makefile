@@ -1,6 +1,7 @@
 # rmx — build, test, benchmark.
 #   make deps    install the Debian packages rmx needs (no-op when present; root or sudo)
-#   make         build/librmx.a build/librmx.so build/rmx.pc build/rmx_perf
+#   make         build/librmx.a build/librmx.so build/rmx.pc build/rmx_perf, and `make caf`:
+#                build/libcaf_rmx.{a,so} (gfortran -fcoarray=lib runtime) + tests/caf/*.f90 programs
 #   make check   build and run every test (Criterion; multi-process over real UCP)
 #   make perf    run the benchmark on 2 local ranks (rmx beside raw UCP)
 #   make asan    the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer
@@ -21,7 +22,7 @@ LDLIBS_ALL = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 LDFLAGS  ?=
 
 DEB_PKGS = libucx-dev ucx-utils libhwloc-dev libpmix-dev libcriterion-dev openmpi-bin \
-           libopenmpi-dev pkg-config gfortran clang valgrind
+           libopenmpi-dev pkg-config gfortran clang valgrind libcoarrays-openmpi-dev
 
 LIB_SRC  = $(wildcard engine/*.c) $(wildcard transports/*.c)
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
@@ -38,9 +39,18 @@ HDRS     = $(wildcard api/*.h engine/*.h transports/*.h tests/*.h perf/*.h)
 CHECK_ARGS ?= --jobs 1
 CHECK_ENV  ?=
 
-.PHONY: all deps check perf asan valgrind stress clean lib tests fuzz
+# Fortran coarrays (api/caf/): libcaf_rmx, and tests/caf/*.f90 built with gfortran -fcoarray=lib.
+# The .so carries the engine too, so `gfortran -fcoarray=lib prog.f90 -lcaf_rmx` needs nothing else.
+CAF_SRC  = $(wildcard api/caf/*.c)
+CAF_OBJ  = $(CAF_SRC:%.c=$(BUILD)/obj/%.o)
+CAF_PROG = $(patsubst tests/caf/%.f90,$(BUILD)/tests/caf/%,$(wildcard tests/caf/*.f90))
+CAF_FC  ?= gfortran
+CAF_FFLAGS ?= -fcoarray=lib -O2 -g -Wall -Werror -ffree-line-length-none
+CAF_LIBS = $(BUILD)/libcaf_rmx.a $(BUILD)/librmx.a $(LDFLAGS) $(LDLIBS_ALL)
 
-all: lib $(BUILD)/rmx_perf
+.PHONY: all deps check perf asan valgrind stress clean lib tests fuzz caf perf-caf
+
+all: lib $(BUILD)/rmx_perf caf
 
 lib: $(BUILD)/librmx.a $(BUILD)/librmx.so $(BUILD)/rmx.pc
 
@@ -80,9 +90,28 @@ $(BUILD)/tests/prog_%: tests/prog_%.c $(BUILD)/librmx.a $(HDRS)
 $(BUILD)/rmx_perf: $(PERF_OBJ) $(BUILD)/librmx.a
 	$(CC) -o $@ $(PERF_OBJ) $(BUILD)/librmx.a $(LDFLAGS) $(LDLIBS_ALL)
 
+$(CAF_OBJ): $(wildcard api/caf/*.h)
+
+$(BUILD)/libcaf_rmx.a: $(CAF_OBJ)
+	@mkdir -p $(BUILD)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libcaf_rmx.so: $(CAF_OBJ) $(LIB_OBJ)
+	$(CC) -shared -o $@ $^ $(LDFLAGS) $(LDLIBS_ALL)
+
+$(BUILD)/tests/caf/%: tests/caf/%.f90 $(BUILD)/libcaf_rmx.a $(BUILD)/librmx.a
+	@mkdir -p $(BUILD)/tests/caf/mod
+	$(CAF_FC) $(CAF_FFLAGS) -J$(BUILD)/tests/caf/mod -o $@ $< $(CAF_LIBS)
+
+caf: $(BUILD)/libcaf_rmx.a $(BUILD)/libcaf_rmx.so $(CAF_PROG)
+
+# The same Fortran benchmark on libcaf_rmx and on OpenCoarrays (perf/caf/run.sh).
+perf-caf: caf
+	BUILD=$(BUILD) perf/caf/run.sh $(PERF_CAF_ARGS)
+
 $(BUILD)/obj/tests/%.o: CFLAGS_ALL += -DRMX_TEST_BIN_DIR='"$(CURDIR)/$(BUILD)/tests"'
 
-tests: $(BUILD)/rmx_tests $(PROG_BIN)
+tests: $(BUILD)/rmx_tests $(PROG_BIN) caf
 
 check: tests
 	$(CHECK_ENV) ./$(BUILD)/rmx_tests $(CHECK_ARGS)

@@ -218,8 +218,10 @@ int rmx_win_unlock(rmx_win_t *win, int target);
 /* ---------------------------------------------------------------- synchronization */
 /* Complete every outstanding operation of this rank, then barrier with all ranks. */
 int rmx_sync_all(rmx_ctx_t *ctx);
-/* Complete operations to the listed images, then wait until each of them has executed a matching
- * rmx_sync_images naming this rank (Fortran SYNC IMAGES).  images NULL: all ranks (n ignored). */
+/* Complete this rank's outstanding operations (to every target: segment order is transitive),
+ * then wait until each listed image has executed a matching rmx_sync_images naming this rank
+ * (Fortran SYNC IMAGES: the k-th call naming Q matches Q's k-th call naming us).  images NULL:
+ * all ranks (n ignored). */
 int rmx_sync_images(rmx_ctx_t *ctx, const int *images, int n);
 /* End the segment: every outstanding operation of this rank is complete at its target. */
 int rmx_sync_memory(rmx_ctx_t *ctx);

@@ -202,8 +202,11 @@ int rmx_win_unlock(rmx_win_t *win, int target)
     uint8_t held = win->lock_held[target];
     if (!held)
         return RMX_ERR_EPOCH;
-    /* The epoch's operations are complete at the target before anyone else may get in. */
-    rc = rmx_tracker_complete(win->ctx, target);
+    /* Unlock is image control, so the segment ends: every operation of this rank completes, not
+     * only those to `target`.  Fortran orders the unlocking segment before the next locker's,
+     * and that image may read what we put to a third one.  With one target touched this is
+     * still one endpoint flush. */
+    rc = rmx_tracker_complete(win->ctx, -1);
     /* Release even when completion failed: the caller learns of the failure from rc, while a
      * word left taken would stop every other rank for good. */
     if (!(held & HELD_NOCHECK) && !win->ctx->peers[target].failed) {

@@ -1,8 +1,9 @@
 /*
  * rma.c — contiguous put and get: the origin-side checks, then the tracker (put) or the flow
- * dependency check and one blocking ucp_get_nbx (get).
+ * dependency check and one blocking ucp_get_nbx (get).  The put path is inline down to the UCP
+ * call for the common cases (engine/tracker.h).
  */
-#include "internal.h"
+#include "tracker.h"
 
 int rmx_put(rmx_win_t *win, const void *src, size_t len, int target, size_t disp)
 {
@@ -16,7 +17,7 @@ int rmx_put(rmx_win_t *win, const void *src, size_t len, int target, size_t disp
     if (len == 0)
         return RMX_OK;
     win->ctx->stats.puts++;
-    return rmx_tracker_put(win, src, len, target, disp);
+    return rmx_tracker_put_fast(win, src, len, target, disp);
 }
 
 int rmx_get(rmx_win_t *win, void *dst, size_t len, int target, size_t disp)

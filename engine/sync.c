@@ -122,12 +122,10 @@ int rmx_sync_images(rmx_ctx_t *ctx, const int *images, int n)
         if (ctx->peers[peer].failed)
             return RMX_ERR_PEER;
     }
-    /* Complete this segment's operations to the partners before telling them. */
-    if (all || 2 * n > ctx->size)
-        rc = rmx_tracker_complete(ctx, -1);
-    else
-        for (int i = 0; i < n && rc == RMX_OK; i++)
-            rc = rmx_tracker_complete(ctx, images[i]);
+    /* Complete every operation of this segment, not only those to the partners: segment order
+     * is transitive (if we put to C, then sync with B, and B then syncs with C, C's next segment
+     * follows ours and must see the put). */
+    rc = rmx_tracker_complete(ctx, -1);
     for (int i = 0; i < n && rc == RMX_OK; i++) {
         int peer = all ? i : images[i];
         if (peer == ctx->rank)

@@ -1,26 +1,52 @@
 /*
- * tracker.c — segment bookkeeping.  Puts are issued at once and left incomplete at the target;
- * the tracker remembers which targets have puts outstanding, makes a later get or atomic to such a
- * target wait for them (flow dependency), and completes everything at segment end with one flush.
+ * tracker.c — segment bookkeeping (DESIGN.md "Segments and the completion tracker").
  *
- * This first version tracks targets, not byte ranges: any access to a target with a pending put
- * flushes that endpoint.  That is correct (never too little waiting) but waits more than needed.
+ * A put returns as soon as its source may be reused; it becomes complete at the target only at
+ * the end of the segment.  In between, the tracker keeps per target:
+ *  - a staged run: small puts to adjacent or overlapping bytes of one window, combined in a
+ *    staging buffer and issued later as one UCP put (coalescing);
+ *  - the pending ranges: remote bytes written by UCP puts issued but not yet flushed, each
+ *    tagged with the fence epoch it was issued in.
+ * From these it decides, per access, the least ordering the coarray rules need:
+ *  - get or atomic touching staged bytes: issue the run first; touching pending bytes: flush that
+ *    endpoint (a flow dependency); touching neither: no wait at all;
+ *  - put overlapping bytes pending in the current fence epoch: ucp_worker_fence, not a flush
+ *    (puts of older epochs are already ordered by the fence that ended their epoch);
+ *  - segment end: issue every staged run, then one endpoint flush when a single target has
+ *    pending puts, else one worker flush.
+ * The range list per target is short and bounded: ranges of one window and epoch that touch are
+ * merged (sequential puts stay one range), and a full list coarsens by widening the nearest range
+ * of the same window, or by marking the whole target dirty.  Over-approximating only costs an
+ * extra fence or flush, never correctness.
+ *
+ * A staged run lives in the tracker's own buffer; rmx_ucx_put returns after local completion, so
+ * the buffer is free again as soon as the run is issued.
+ *
+ * Atomics (engine/rmw.c) call rmx_tracker_before_access like a get, so they follow every
+ * overlapping put with a flush, never a fence: UCP may send atomics over another transport than
+ * puts (amo on posix, puts on sysv here), and the fence does not order across transports.
+ * rmw.c completes its non-fetching atomics itself, so nothing later needs ordering after them.
+ *
+ * The fence relies on UCX keeping two puts on one endpoint in order after ucp_worker_fence.  In
+ * UCX 1.13 the fence is per transport: puts of different sizes that UCP sends over different
+ * transports (multi-rail, or a zcopy lane on another transport) are not ordered by it.  Local
+ * ranks here send every put size over one transport (sysv, rmx_ucx_ep_describe), so it holds.
  */
 #include <stdlib.h>
-#include "internal.h"
-
-typedef struct rmx_tracker {
-    uint8_t *pending;     /* [size] 1: puts to this target not yet complete there */
-    int npending;
-} rmx_tracker_t;
+#include "tracker.h"
 
 int rmx_tracker_create(rmx_ctx_t *ctx)
 {
     rmx_tracker_t *t = calloc(1, sizeof(*t));
     if (t == NULL)
         return RMX_ERR_NOMEM;
-    t->pending = calloc((size_t)ctx->size, 1);
-    if (t->pending == NULL) {
+    size_t max = ctx->cfg.coalesce_max < RMX_STAGE_MAX ? ctx->cfg.coalesce_max : RMX_STAGE_MAX;
+    t->coalesce_max = ctx->cfg.coalesce_disable ? 0 : max;
+    t->tgt = calloc((size_t)ctx->size, sizeof(*t->tgt));
+    t->touched = calloc((size_t)ctx->size, sizeof(*t->touched));
+    if (t->tgt == NULL || t->touched == NULL) {
+        free(t->tgt);
+        free(t->touched);
         free(t);
         return RMX_ERR_NOMEM;
     }
@@ -30,66 +56,301 @@ int rmx_tracker_create(rmx_ctx_t *ctx)
 
 void rmx_tracker_destroy(rmx_ctx_t *ctx)
 {
-    if (ctx->tracker == NULL)
+    rmx_tracker_t *t = ctx->tracker;
+    if (t == NULL)
         return;
-    free(ctx->tracker->pending);
-    free(ctx->tracker);
+    for (int r = 0; r < ctx->size; r++)
+        free(t->tgt[r].stage.buf);
+    free(t->tgt);
+    free(t->touched);
+    free(t);
     ctx->tracker = NULL;
+}
+
+/* ---------------------------------------------------------------- per-target state */
+
+static void mark_touched(rmx_tracker_t *t, rmx_target_state_t *ts, int target)
+{
+    if (!ts->touched) {
+        ts->touched = 1;
+        t->touched[t->ntouched++] = target;
+    }
+}
+
+static inline int overlaps(size_t lo, size_t hi, size_t a, size_t b)
+{
+    return lo < b && a < hi;
+}
+
+static inline int has_pending(const rmx_target_state_t *ts)
+{
+    return ts->nranges > 0 || ts->all_dirty;
+}
+
+static int pending_overlap(const rmx_target_state_t *ts, rmx_win_t *win, size_t lo, size_t hi)
+{
+    if (ts->all_dirty)
+        return 1;
+    for (int i = ts->nranges - 1; i >= 0; i--) {
+        const rmx_range_t *r = &ts->ranges[i];
+        if (r->win == win && overlaps(lo, hi, r->lo, r->hi))
+            return 1;
+    }
+    return 0;
+}
+
+/* Overlap with a put issued since the last fence: only those can still be reordered. */
+static int unfenced_overlap(const rmx_tracker_t *t, const rmx_target_state_t *ts, rmx_win_t *win,
+                            size_t lo, size_t hi)
+{
+    if (ts->all_dirty && ts->all_dirty_epoch == t->epoch)
+        return 1;
+    for (int i = ts->nranges - 1; i >= 0; i--) {
+        const rmx_range_t *r = &ts->ranges[i];
+        if (r->epoch == t->epoch && r->win == win && overlaps(lo, hi, r->lo, r->hi))
+            return 1;
+    }
+    return 0;
+}
+
+/* The list is full: widen the same-window range nearest to [lo, hi) to cover it too. */
+static void coarsen(rmx_tracker_t *t, rmx_target_state_t *ts, rmx_win_t *win, size_t lo,
+                    size_t hi)
+{
+    int best = -1;
+    size_t best_gap = SIZE_MAX;
+    for (int i = 0; i < ts->nranges; i++) {
+        const rmx_range_t *r = &ts->ranges[i];
+        if (r->win != win)
+            continue;
+        size_t gap = r->hi < lo ? lo - r->hi : (hi < r->lo ? r->lo - hi : 0);
+        if (gap < best_gap) {
+            best_gap = gap;
+            best = i;
+        }
+    }
+    if (best < 0) { /* RMX_RANGE_CAP windows at once: give up precision for this target */
+        ts->all_dirty = 1;
+        ts->all_dirty_epoch = t->epoch;
+        ts->nranges = 0;
+        return;
+    }
+    rmx_range_t *r = &ts->ranges[best];
+    r->lo = lo < r->lo ? lo : r->lo;
+    r->hi = hi > r->hi ? hi : r->hi;
+    r->epoch = t->epoch;
+}
+
+static void add_pending(rmx_tracker_t *t, rmx_target_state_t *ts, rmx_win_t *win, size_t lo,
+                        size_t hi)
+{
+    if (ts->all_dirty) {
+        ts->all_dirty_epoch = t->epoch;
+        return;
+    }
+    if (ts->nranges > 0) { /* sequential puts: the newest range usually just grows */
+        rmx_range_t *r = &ts->ranges[ts->nranges - 1];
+        if (r->win == win && r->epoch == t->epoch && lo <= r->hi && r->lo <= hi) {
+            r->lo = lo < r->lo ? lo : r->lo;
+            r->hi = hi > r->hi ? hi : r->hi;
+            return;
+        }
+    }
+    if (ts->nranges == RMX_RANGE_CAP) {
+        coarsen(t, ts, win, lo, hi);
+        return;
+    }
+    ts->ranges[ts->nranges++] = (rmx_range_t){.win = win, .lo = lo, .hi = hi, .epoch = t->epoch};
+}
+
+/* ---------------------------------------------------------------- issuing */
+
+/* One UCP put of [disp, disp+len), fenced after any unfenced put of overlapping bytes. */
+static int issue_put(rmx_win_t *win, rmx_target_state_t *ts, const void *src, size_t len,
+                     int target, size_t disp)
+{
+    rmx_ctx_t *ctx = win->ctx;
+    rmx_tracker_t *t = ctx->tracker;
+    if (unfenced_overlap(t, ts, win, disp, disp + len)) {
+        int rc = rmx_ucx_fence(&ctx->ucx);
+        if (rc != RMX_OK)
+            return rc;
+        ctx->stats.fences++;
+        t->epoch++;
+    }
+    ctx->stats.ucp_puts++;
+    int rc = rmx_ucx_put(&ctx->ucx, rmx_ep(ctx, target), src, len,
+                         win->remote[target].addr + disp, win->remote[target].rkey);
+    if (rc == RMX_OK) {
+        add_pending(t, ts, win, disp, disp + len);
+        mark_touched(t, ts, target);
+    }
+    return rc;
+}
+
+static int issue_stage(rmx_target_state_t *ts, int target)
+{
+    rmx_stage_t *s = &ts->stage;
+    rmx_win_t *win = s->win;
+    if (win == NULL)
+        return RMX_OK;
+    s->win = NULL;
+    return issue_put(win, ts, s->buf, s->hi - s->lo, target, s->lo);
+}
+
+static inline int stage_overlap(const rmx_target_state_t *ts, rmx_win_t *win, size_t lo,
+                                size_t hi)
+{
+    const rmx_stage_t *s = &ts->stage;
+    return s->win == win && overlaps(lo, hi, s->lo, s->hi);
+}
+
+/* Extend the staged run by [disp, disp+len) if it touches the run and the result fits.
+ * Later bytes overwrite earlier ones: last writer wins, as issued. */
+static inline int stage_merge(rmx_stage_t *s, size_t cap, rmx_win_t *win, const void *src,
+                              size_t len, size_t disp)
+{
+    if (s->win != win || disp > s->hi || disp + len < s->lo)
+        return 0;
+    size_t lo = disp < s->lo ? disp : s->lo;
+    size_t hi = disp + len > s->hi ? disp + len : s->hi;
+    if (hi - lo > cap)
+        return 0;
+    if (lo < s->lo)
+        memmove(s->buf + (s->lo - lo), s->buf, s->hi - s->lo);
+    memcpy(s->buf + (disp - lo), src, len);
+    s->lo = lo;
+    s->hi = hi;
+    return 1;
+}
+
+static int stage_put(rmx_win_t *win, rmx_target_state_t *ts, const void *src, size_t len,
+                     int target, size_t disp)
+{
+    rmx_ctx_t *ctx = win->ctx;
+    rmx_tracker_t *t = ctx->tracker;
+    rmx_stage_t *s = &ts->stage;
+    if (stage_merge(s, t->coalesce_max, win, src, len, disp)) {
+        ctx->stats.puts_coalesced++;
+        return RMX_OK;
+    }
+    int rc = issue_stage(ts, target);
+    if (rc != RMX_OK)
+        return rc;
+    if (s->buf == NULL && (s->buf = malloc(t->coalesce_max)) == NULL)
+        return issue_put(win, ts, src, len, target, disp);
+    memcpy(s->buf, src, len);
+    s->win = win;
+    s->lo = disp;
+    s->hi = disp + len;
+    mark_touched(t, ts, target);
+    return RMX_OK;
 }
 
 int rmx_tracker_put(rmx_win_t *win, const void *src, size_t len, int target, size_t disp)
 {
-    rmx_ctx_t *ctx = win->ctx;
-    rmx_tracker_t *t = ctx->tracker;
-    ctx->stats.ucp_puts++;
-    int rc = rmx_ucx_put(&ctx->ucx, rmx_ep(ctx, target), src, len,
-                         win->remote[target].addr + disp, win->remote[target].rkey);
-    if (!t->pending[target]) {
-        t->pending[target] = 1;
-        t->npending++;
+    rmx_tracker_t *t = win->ctx->tracker;
+    rmx_target_state_t *ts = &t->tgt[target];
+    if (len <= t->coalesce_max)
+        return stage_put(win, ts, src, len, target, disp);
+    /* A large put goes out at once, after any staged bytes it overwrites. */
+    if (stage_overlap(ts, win, disp, disp + len)) {
+        int rc = issue_stage(ts, target);
+        if (rc != RMX_OK)
+            return rc;
     }
-    return rc;
+    return issue_put(win, ts, src, len, target, disp);
 }
 
-static int complete_target(rmx_ctx_t *ctx, int target)
+/* ---------------------------------------------------------------- completion */
+
+static void clear_pending(rmx_target_state_t *ts)
 {
-    rmx_tracker_t *t = ctx->tracker;
+    ts->nranges = 0;
+    ts->all_dirty = 0;
+}
+
+static int flush_target(rmx_ctx_t *ctx, rmx_target_state_t *ts, int target)
+{
     ctx->stats.flushes_ep++;
-    int rc = rmx_ucx_flush_ep(&ctx->ucx, rmx_ep(ctx, target));
-    t->pending[target] = 0;
-    t->npending--;
-    return rc;
+    clear_pending(ts);
+    return rmx_ucx_flush_ep(&ctx->ucx, rmx_ep(ctx, target));
 }
 
 int rmx_tracker_before_access(rmx_win_t *win, int target, size_t disp, size_t len)
 {
-    (void)disp;
-    (void)len;
     rmx_ctx_t *ctx = win->ctx;
-    if (!ctx->tracker->pending[target]) {
+    rmx_target_state_t *ts = &ctx->tracker->tgt[target];
+    size_t hi = disp + len;
+    if (!has_pending(ts) && ts->stage.win == NULL) {
+        ctx->stats.waits_avoided++;
+        return RMX_OK;
+    }
+    if (stage_overlap(ts, win, disp, hi)) {
+        int rc = issue_stage(ts, target);
+        if (rc != RMX_OK)
+            return rc;
+    }
+    if (!pending_overlap(ts, win, disp, hi)) {
         ctx->stats.waits_avoided++;
         return RMX_OK;
     }
     ctx->stats.flow_waits++;
-    return complete_target(ctx, target);
+    return flush_target(ctx, ts, target);
+}
+
+static void untouch_all(rmx_tracker_t *t)
+{
+    for (int i = 0; i < t->ntouched; i++) {
+        rmx_target_state_t *ts = &t->tgt[t->touched[i]];
+        clear_pending(ts);
+        ts->stage.win = NULL;
+        ts->touched = 0;
+    }
+    t->ntouched = 0;
+}
+
+static int complete_all(rmx_ctx_t *ctx)
+{
+    rmx_tracker_t *t = ctx->tracker;
+    int rc = RMX_OK, npending = 0, last = -1;
+    for (int i = 0; i < t->ntouched; i++) {
+        int target = t->touched[i];
+        int rc2 = issue_stage(&t->tgt[target], target);
+        rc = rc != RMX_OK ? rc : rc2;
+        if (has_pending(&t->tgt[target])) {
+            npending++;
+            last = target;
+        }
+    }
+    if (npending == 1) {
+        int rc2 = flush_target(ctx, &t->tgt[last], last);
+        rc = rc != RMX_OK ? rc : rc2;
+    } else if (npending > 1) {
+        ctx->stats.flushes_worker++;
+        int rc2 = rmx_ucx_flush_worker(&ctx->ucx);
+        rc = rc != RMX_OK ? rc : rc2;
+    }
+    untouch_all(t);
+    return rc;
 }
 
 int rmx_tracker_complete(rmx_ctx_t *ctx, int target)
 {
-    rmx_tracker_t *t = ctx->tracker;
-    if (target >= 0)
-        return t->pending[target] ? complete_target(ctx, target) : RMX_OK;
-    if (t->npending == 0)
-        return RMX_OK;
-    ctx->stats.flushes_worker++;
-    int rc = rmx_ucx_flush_worker(&ctx->ucx);
-    for (int r = 0; r < ctx->size; r++)
-        t->pending[r] = 0;
-    t->npending = 0;
+    if (target < 0)
+        return complete_all(ctx);
+    rmx_target_state_t *ts = &ctx->tracker->tgt[target];
+    int rc = issue_stage(ts, target);
+    if (has_pending(ts)) {
+        int rc2 = flush_target(ctx, ts, target);
+        rc = rc != RMX_OK ? rc : rc2;
+    }
     return rc;
 }
 
 int rmx_tracker_forget_window(rmx_win_t *win)
 {
+    /* Simplest safe rule: the whole segment ends.  Nothing staged or pending can then refer to
+     * the window, whose rkeys are about to go. */
     return rmx_tracker_complete(win->ctx, -1);
 }

@@ -363,3 +363,48 @@ Test(lock, writer_gets_in_while_readers_keep_reading_4_ranks, .timeout = 60)
 {
     run_ranks(4, rank_writer_not_starved, NULL);
 }
+
+/* Unlock ends the segment for every target (Fortran image control), not only the unlocked one:
+ * holding rank 1's lock, rank 0 puts to rank 2, then raises a flag at rank 1; whoever sees the flag
+ * under that lock must also see rank 0's put at rank 2 (small puts are staged by the tracker,
+ * so an unlock that only completed rank 1 would leave it unsent). */
+static int rank_unlock_completes_all_targets(const rmx_config_t *cfg, void *arg)
+{
+    (void)arg;
+    rmx_ctx_t *ctx;
+    RANK_OK(rmx_init(cfg, &ctx));
+    int me = rmx_rank(ctx);
+    uint64_t *base;
+    rmx_win_t *win;
+    RANK_OK(rmx_win_allocate(ctx, 2 * sizeof(uint64_t), (void **)&base, &win));
+    RANK_OK(rmx_sync_all(ctx));
+    if (me == 0) {
+        uint64_t value = 4242, flag = 1;
+        RANK_OK(rmx_win_lock(win, RMX_LOCK_EXCLUSIVE, 1, 0));
+        RANK_OK(rmx_put(win, &value, sizeof(value), 2, 0)); /* inside the epoch on rank 1 */
+        RANK_OK(rmx_put(win, &flag, sizeof(flag), 1, sizeof(uint64_t)));
+        RANK_OK(rmx_win_unlock(win, 1));
+        /* Stay out of image control for a while: only the unlock can have completed the put. */
+        struct timespec pause = {0, 300 * 1000000L};
+        nanosleep(&pause, NULL);
+    } else if (me == 1) {
+        uint64_t flag = 0, value = 0;
+        for (long spins = 0; flag == 0; spins++) {
+            RANK_ASSERT(spins < 100000000L, "flag never came");
+            RANK_OK(rmx_win_lock(win, RMX_LOCK_EXCLUSIVE, 1, 0));
+            RANK_OK(rmx_get(win, &flag, sizeof(flag), 1, sizeof(uint64_t)));
+            RANK_OK(rmx_win_unlock(win, 1));
+        }
+        RANK_OK(rmx_get(win, &value, sizeof(value), 2, 0));
+        RANK_ASSERT(value == 4242, "flag seen but rank 0's earlier put to rank 2 is not: %llu",
+                    (unsigned long long)value);
+    }
+    RANK_OK(rmx_sync_all(ctx));
+    RANK_OK(rmx_finalize(ctx));
+    return 0;
+}
+
+Test(lock, unlock_completes_puts_to_every_target_3_ranks, .timeout = 60)
+{
+    run_ranks(3, rank_unlock_completes_all_targets, NULL);
+}

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -131,6 +132,7 @@ int rmx_fork_run(int nranks, rmx_fork_main_t fn, void *arg, const rmx_config_t *
     fflush(NULL); /* children must not re-emit the parent's buffered output */
 
     int rc = RMX_OK, live = 0;
+    pid_t parent = getpid();
     for (int r = 0; r < nranks; r++) {
         pid_t pid = fork();
         if (pid == 0) {
@@ -139,6 +141,11 @@ int rmx_fork_run(int nranks, rmx_fork_main_t fn, void *arg, const rmx_config_t *
             static fork_rank_t me;
             me.shm = shm;
             me.rank = r;
+            /* A rank must not outlive its launcher (a test runner that timed out and killed
+             * the parent would otherwise leave ranks spinning in barriers). */
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid() != parent)
+                _exit(255);
             rmx_config_t cfg;
             if (base_cfg != NULL)
                 cfg = *base_cfg;

@@ -1,0 +1,448 @@
+/*
+ * caf_image.c — the image and its coarrays: init/finalize, this_image/num_images, register and
+ * deregister (each coarray, lock or critical construct is one rmx window), sync all / images /
+ * memory, STOP and ERROR STOP, image status queries, RANDOM_INIT; and the error path shared by
+ * every entry point of libcaf_rmx.
+ *
+ * Initialisation is lazy: gfortran registers static coarrays from ELF constructors, before main()
+ * calls _gfortran_caf_init, so whichever entry point comes first creates the context.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "caf_internal.h"
+
+static rmx_ctx_t *ctx;
+static int finalized;
+
+/* Every token ever registered and not deregistered, so finalize can free them. */
+typedef struct token_node {
+    struct token_node *next;
+    caf_token_t *token;
+} token_node_t;
+static token_node_t *live_tokens;
+
+static void die(const char *entry, const char *msg) __attribute__((noreturn));
+static void die(const char *entry, const char *msg)
+{
+    fprintf(stderr, "libcaf_rmx: %s: %s\n", entry, msg);
+    fflush(stderr);
+    exit(1);
+}
+
+rmx_ctx_t *caf_ctx(void)
+{
+    if (ctx != NULL)
+        return ctx;
+    if (finalized)
+        die("libcaf_rmx", "coarray operation after the image was finalized");
+    int rc = rmx_init(NULL, &ctx);
+    if (rc != RMX_OK) {
+        ctx = NULL;
+        die("_gfortran_caf_init", rmx_strerror(rc));
+    }
+    return ctx;
+}
+
+int caf_me(void) { return rmx_rank(caf_ctx()); }
+int caf_nimages(void) { return rmx_size(caf_ctx()); }
+
+static void set_errmsg(char *errmsg, size_t errmsg_len, const char *msg)
+{
+    if (errmsg == NULL || errmsg_len == 0)
+        return;
+    size_t n = strlen(msg);
+    if (n > errmsg_len)
+        n = errmsg_len;
+    memcpy(errmsg, msg, n);
+    memset(errmsg + n, ' ', errmsg_len - n); /* Fortran strings are blank padded */
+}
+
+void caf_fail(const char *entry, int *stat, char *errmsg, size_t errmsg_len, int statval,
+              const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (stat == NULL)
+        die(entry, msg);
+    *stat = statval;
+    set_errmsg(errmsg, errmsg_len, msg);
+}
+
+static int stat_of(int rc)
+{
+    return rc == RMX_ERR_PEER ? CAF_STAT_FAILED_IMAGE : CAF_STAT_RMX_BASE - rc;
+}
+
+int caf_check(const char *entry, int rc, int *stat, char *errmsg, size_t errmsg_len)
+{
+    if (rc == RMX_OK)
+        caf_ok(stat);
+    else
+        caf_fail(entry, stat, errmsg, errmsg_len, stat_of(rc), "%s", rmx_strerror(rc));
+    return rc;
+}
+
+void caf_unsupported(const char *entry, int *stat, char *errmsg, size_t errmsg_len,
+                     const char *why)
+{
+    /* Printed even with STAT=: a program that checks stat should still learn why. */
+    fprintf(stderr, "libcaf_rmx: %s: not supported: %s\n", entry, why);
+    fflush(stderr);
+    caf_fail(entry, stat, errmsg, errmsg_len, CAF_STAT_UNSUPPORTED, "not supported: %s", why);
+}
+
+int caf_target(const char *entry, int image_index, int *stat, char *errmsg, size_t errmsg_len)
+{
+    int n = caf_nimages();
+    if (image_index == 0) /* gfortran's "no image selector": LOCK(l), ATOMIC_REF(v, a) */
+        return caf_me();
+    if (image_index < 1 || image_index > n) {
+        caf_fail(entry, stat, errmsg, errmsg_len, CAF_STAT_RMX_BASE - RMX_ERR_RANK,
+                 "image index %d outside 1..%d", image_index, n);
+        return -1;
+    }
+    return image_index - 1;
+}
+
+/* ---------------------------------------------------------------- init / finalize */
+void _gfortran_caf_init(int *argc, char ***argv);
+void _gfortran_caf_finalize(void);
+int _gfortran_caf_this_image(int distance);
+int _gfortran_caf_num_images(int distance, int failed);
+
+void _gfortran_caf_init(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    (void)caf_ctx();
+}
+
+void _gfortran_caf_finalize(void)
+{
+    if (ctx == NULL)
+        return;
+    int rc = rmx_finalize(ctx); /* collective: completes everything, frees every window */
+    ctx = NULL;
+    finalized = 1;
+    while (live_tokens != NULL) {
+        token_node_t *n = live_tokens;
+        live_tokens = n->next;
+        free(n->token);
+        free(n);
+    }
+    if (rc != RMX_OK)
+        die("_gfortran_caf_finalize", rmx_strerror(rc));
+}
+
+int _gfortran_caf_this_image(int distance)
+{
+    (void)distance; /* teams are not supported: the initial team is the only one */
+    return caf_me() + 1;
+}
+
+int _gfortran_caf_num_images(int distance, int failed)
+{
+    (void)distance;
+    /* failed = 1 asks for the failed images: rmx has no image failure recovery, so none are
+     * counted as failed while the program runs (a failed peer ends it with an error instead). */
+    return failed > 0 ? 0 : caf_nimages();
+}
+
+/* ---------------------------------------------------------------- register / deregister */
+void _gfortran_caf_register(size_t size, int type, caf_token_t **token, caf_desc_t *desc,
+                            int *stat, char *errmsg, size_t errmsg_len);
+void _gfortran_caf_deregister(caf_token_t **token, int type, int *stat, char *errmsg,
+                              size_t errmsg_len);
+
+static int track_token(caf_token_t *t)
+{
+    token_node_t *n = malloc(sizeof(*n));
+    if (n == NULL)
+        return RMX_ERR_NOMEM;
+    n->token = t;
+    n->next = live_tokens;
+    live_tokens = n;
+    return RMX_OK;
+}
+
+static void untrack_token(caf_token_t *t)
+{
+    for (token_node_t **p = &live_tokens; *p != NULL; p = &(*p)->next)
+        if ((*p)->token == t) {
+            token_node_t *n = *p;
+            *p = n->next;
+            free(n);
+            return;
+        }
+}
+
+/* Bytes of window behind `size` as gfortran means it: bytes for coarrays, a count of lock or event
+ * variables otherwise (each one 8-byte word, operated on by remote atomics). */
+static size_t window_bytes(size_t size, int type)
+{
+    switch (type) {
+    case CAF_REG_LOCK_STATIC:
+    case CAF_REG_LOCK_ALLOC:
+    case CAF_REG_CRITICAL:
+    case CAF_REG_EVENT_STATIC:
+    case CAF_REG_EVENT_ALLOC:
+        return size * sizeof(int64_t);
+    default:
+        return size;
+    }
+}
+
+void _gfortran_caf_register(size_t size, int type, caf_token_t **token, caf_desc_t *desc,
+                            int *stat, char *errmsg, size_t errmsg_len)
+{
+    static const char entry[] = "_gfortran_caf_register";
+    if (type == CAF_REG_ALLOC_REGISTER_ONLY || type == CAF_REG_ALLOC_ALLOCATE_ONLY) {
+        caf_unsupported(entry, stat, errmsg, errmsg_len,
+                        "allocatable coarray components of derived types");
+        return;
+    }
+    if (type < CAF_REG_COARRAY_STATIC || type > CAF_REG_EVENT_ALLOC || token == NULL) {
+        caf_fail(entry, stat, errmsg, errmsg_len, CAF_STAT_RMX_BASE - RMX_ERR_ARG,
+                 "unknown registration type %d", type);
+        return;
+    }
+    rmx_ctx_t *c = caf_ctx();
+    caf_token_t *t = calloc(1, sizeof(*t));
+    if (t == NULL || track_token(t) != RMX_OK) {
+        free(t);
+        caf_fail(entry, stat, errmsg, errmsg_len, CAF_STAT_RMX_BASE - RMX_ERR_NOMEM,
+                 "out of memory");
+        return;
+    }
+    t->kind = type;
+    t->size = window_bytes(size, type);
+    /* ALLOCATE of a coarray synchronizes all images: this image's segment ends here, and the
+     * window creation below is collective.  A zero-size coarray still gets a non-NULL base,
+     * since gfortran reads base_addr != NULL as "allocated". */
+    int rc = type == CAF_REG_COARRAY_ALLOC ? rmx_sync_memory(c) : RMX_OK;
+    if (rc == RMX_OK)
+        rc = rmx_win_allocate(c, t->size > 0 ? t->size : 1, &t->base, &t->win);
+    if (rc != RMX_OK) {
+        untrack_token(t);
+        free(t);
+        caf_check(entry, rc, stat, errmsg, errmsg_len);
+        return;
+    }
+    *token = t;
+    if (desc != NULL)
+        desc->base_addr = t->base;
+    if (type == CAF_REG_COARRAY_ALLOC)
+        t->desc = desc;
+    caf_ok(stat);
+}
+
+void _gfortran_caf_deregister(caf_token_t **token, int type, int *stat, char *errmsg,
+                              size_t errmsg_len)
+{
+    static const char entry[] = "_gfortran_caf_deregister";
+    if (type != 0) { /* CAF_DEREGTYPE_COARRAY_DEALLOCATE_ONLY: derived-type components */
+        caf_unsupported(entry, stat, errmsg, errmsg_len,
+                        "deallocating coarray components of derived types");
+        return;
+    }
+    if (token == NULL || *token == NULL) {
+        caf_fail(entry, stat, errmsg, errmsg_len, CAF_STAT_RMX_BASE - RMX_ERR_ARG,
+                 "coarray is not registered");
+        return;
+    }
+    caf_token_t *t = *token;
+    int rc = rmx_win_free(&t->win); /* collective: completes, then every image lets go */
+    untrack_token(t);
+    free(t);
+    *token = NULL;
+    caf_check(entry, rc, stat, errmsg, errmsg_len);
+}
+
+/* ---------------------------------------------------------------- image control */
+/* libcaf.h declares ERRMSG= of the SYNC statements as char *, but gfortran 12.2 passes the address
+ * of a pointer to the string there (seen in its generated code; LOCK, CO_* and ALLOCATE pass the
+ * string itself).  So these three take char ** and look through it. */
+void _gfortran_caf_sync_all(int *stat, char **errmsg, size_t errmsg_len);
+void _gfortran_caf_sync_memory(int *stat, char **errmsg, size_t errmsg_len);
+void _gfortran_caf_sync_images(int count, int images[], int *stat, char **errmsg,
+                               size_t errmsg_len);
+
+static char *sync_errmsg(char **errmsg)
+{
+    return errmsg != NULL ? *errmsg : NULL;
+}
+
+void _gfortran_caf_sync_all(int *stat, char **errmsg_p, size_t errmsg_len)
+{
+    caf_check("_gfortran_caf_sync_all", rmx_sync_all(caf_ctx()), stat, sync_errmsg(errmsg_p),
+              errmsg_len);
+}
+
+void _gfortran_caf_sync_memory(int *stat, char **errmsg_p, size_t errmsg_len)
+{
+    caf_check("_gfortran_caf_sync_memory", rmx_sync_memory(caf_ctx()), stat,
+              sync_errmsg(errmsg_p), errmsg_len);
+}
+
+void _gfortran_caf_sync_images(int count, int images[], int *stat, char **errmsg_p,
+                               size_t errmsg_len)
+{
+    static const char entry[] = "_gfortran_caf_sync_images";
+    char *errmsg = sync_errmsg(errmsg_p);
+    rmx_ctx_t *c = caf_ctx();
+    if (count < 0) { /* SYNC IMAGES (*) */
+        caf_check(entry, rmx_sync_images(c, NULL, 0), stat, errmsg, errmsg_len);
+        return;
+    }
+    int n = rmx_size(c);
+    int *ranks = malloc((size_t)(count > 0 ? count : 1) * sizeof(int));
+    uint8_t *seen = calloc((size_t)n, 1);
+    if (ranks == NULL || seen == NULL) {
+        free(ranks);
+        free(seen);
+        caf_check(entry, RMX_ERR_NOMEM, stat, errmsg, errmsg_len);
+        return;
+    }
+    int bad = 0;
+    for (int i = 0; i < count && !bad; i++) {
+        if (images[i] < 1 || images[i] > n) {
+            caf_fail(entry, stat, errmsg, errmsg_len, CAF_STAT_RMX_BASE - RMX_ERR_RANK,
+                     "image index %d outside 1..%d", images[i], n);
+            bad = 1;
+        } else if (seen[images[i] - 1]++) {
+            caf_fail(entry, stat, errmsg, errmsg_len, CAF_STAT_DUP_SYNC_IMAGES,
+                     "image %d listed twice", images[i]);
+            bad = 1;
+        }
+        ranks[i] = images[i] - 1;
+    }
+    if (!bad)
+        caf_check(entry, rmx_sync_images(c, ranks, count), stat, errmsg, errmsg_len);
+    free(ranks);
+    free(seen);
+}
+
+/* ---------------------------------------------------------------- termination */
+void _gfortran_caf_stop_numeric(int code, bool quiet) __attribute__((noreturn));
+void _gfortran_caf_stop_str(const char *str, size_t len, bool quiet) __attribute__((noreturn));
+void _gfortran_caf_error_stop(int code, bool quiet) __attribute__((noreturn));
+void _gfortran_caf_error_stop_str(const char *str, size_t len, bool quiet)
+    __attribute__((noreturn));
+void _gfortran_caf_fail_image(void) __attribute__((noreturn));
+
+/* Normal termination: this image takes part in the collective finalize, so images still running
+ * can finish accessing its coarrays; then the process ends with the stop code. */
+void _gfortran_caf_stop_numeric(int code, bool quiet)
+{
+    if (!quiet)
+        fprintf(stderr, "STOP %d\n", code);
+    _gfortran_caf_finalize();
+    exit(code);
+}
+
+void _gfortran_caf_stop_str(const char *str, size_t len, bool quiet)
+{
+    if (!quiet && len > 0) /* a bare STOP arrives here with no string: silent, as without coarrays */
+        fprintf(stderr, "STOP %.*s\n", (int)len, str);
+    _gfortran_caf_finalize();
+    exit(0);
+}
+
+/* Error termination: end at once with a failure status; the launcher (mpirun) takes the other
+ * images down.  Fortran units are flushed by libgfortran's exit handler. */
+void _gfortran_caf_error_stop(int code, bool quiet)
+{
+    if (!quiet)
+        fprintf(stderr, "ERROR STOP %d\n", code);
+    fflush(stderr);
+    exit(code != 0 ? code : 1);
+}
+
+void _gfortran_caf_error_stop_str(const char *str, size_t len, bool quiet)
+{
+    if (!quiet)
+        fprintf(stderr, "ERROR STOP %.*s\n", (int)len, str);
+    fflush(stderr);
+    exit(1);
+}
+
+void _gfortran_caf_fail_image(void)
+{
+    die("_gfortran_caf_fail_image",
+        "not supported: rmx has no failed-image recovery; terminating the program instead");
+}
+
+/* ---------------------------------------------------------------- image status */
+int _gfortran_caf_image_status(int image, void *team);
+void _gfortran_caf_failed_images(caf_desc_t *array, void *team, int *kind);
+void _gfortran_caf_stopped_images(caf_desc_t *array, void *team, int *kind);
+
+int _gfortran_caf_image_status(int image, void *team)
+{
+    (void)team; /* GCC 12 forms no teams: it can only be the initial team (-1 or NULL) */
+    (void)caf_target("_gfortran_caf_image_status", image, NULL, NULL, 0);
+    return 0; /* running: a failed or stopped peer ends the whole program with rmx */
+}
+
+/* An empty, allocated rank-1 result: no image has failed or stopped while we run. */
+static void empty_image_list(const char *entry, caf_desc_t *array, int *kind)
+{
+    int k = kind != NULL ? *kind : 4;
+    if (array == NULL || (k != 1 && k != 2 && k != 4 && k != 8))
+        die(entry, "bad result array or kind");
+    array->base_addr = malloc((size_t)k);
+    if (array->base_addr == NULL)
+        die(entry, "out of memory");
+    array->dtype.elem_len = (size_t)k;
+    array->dtype.rank = 1;
+    array->dtype.type = CAF_BT_INTEGER;
+    array->span = k;
+    array->dim[0].lbound = 1;
+    array->dim[0].ubound = 0;
+    array->dim[0].stride = 1;
+    array->offset = (size_t)-1;
+}
+
+void _gfortran_caf_failed_images(caf_desc_t *array, void *team, int *kind)
+{
+    (void)team; /* GCC 12 forms no teams: it can only be the initial team (-1 or NULL) */
+    empty_image_list("_gfortran_caf_failed_images", array, kind);
+}
+
+void _gfortran_caf_stopped_images(caf_desc_t *array, void *team, int *kind)
+{
+    (void)team; /* GCC 12 forms no teams: it can only be the initial team (-1 or NULL) */
+    empty_image_list("_gfortran_caf_stopped_images", array, kind);
+}
+
+/* ---------------------------------------------------------------- RANDOM_INIT */
+void _gfortran_random_init(int32_t repeatable, int32_t image_distinct, int32_t hwm);
+void _gfortran_caf_random_init(bool repeatable, bool image_distinct);
+
+void _gfortran_caf_random_init(bool repeatable, bool image_distinct)
+{
+    /* libgfortran seeds from hwm when image_distinct: the image number makes seeds differ. */
+    _gfortran_random_init(repeatable, image_distinct, caf_me() + 1);
+}
+
+/* ---------------------------------------------------------------- extension: engine counters */
+/* Callable from Fortran (bind(C, name='caf_rmx_stats'), integer(c_int64_t) :: s(10)) so coarray
+ * tests can check what the engine did, not only the data: s = puts, gets, atomics, ucp_puts,
+ * ucp_gets, flushes_ep, flushes_worker, flow_waits, waits_avoided, barriers (this image). */
+void caf_rmx_stats(int64_t s[10]);
+
+void caf_rmx_stats(int64_t s[10])
+{
+    rmx_stats_t st;
+    if (rmx_stats(caf_ctx(), &st) != RMX_OK)
+        die("caf_rmx_stats", "rmx_stats failed");
+    uint64_t v[10] = {st.puts, st.gets, st.atomics, st.ucp_puts, st.ucp_gets, st.flushes_ep,
+                      st.flushes_worker, st.flow_waits, st.waits_avoided, st.barriers};
+    for (int i = 0; i < 10; i++)
+        s[i] = (int64_t)v[i];
+}
