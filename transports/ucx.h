@@ -61,15 +61,22 @@ static inline unsigned rmx_ucx_progress(rmx_ucx_t *u)
     return ucp_worker_progress(u->worker);
 }
 
+/* One operation completed without waiting (in place, or staged by the tracker): progress the
+ * worker once in a while (RMX_UCX_QUIET_PROGRESS). */
+static inline void rmx_ucx_tick(rmx_ucx_t *u)
+{
+    if (++u->quiet >= RMX_UCX_QUIET_PROGRESS) {
+        u->quiet = 0;
+        (void)rmx_ucx_progress(u);
+    }
+}
+
 /* Progress until req completes; RMX_OK, the mapped UCP error, or RMX_ERR_TIMEOUT (the request is
  * then released to UCP, which frees it whenever the endpoint finally completes or fails it). */
 static inline int rmx_ucx_wait(rmx_ucx_t *u, ucs_status_ptr_t req)
 {
     if (req == NULL) {
-        if (++u->quiet >= RMX_UCX_QUIET_PROGRESS) {
-            u->quiet = 0;
-            (void)rmx_ucx_progress(u);
-        }
+        rmx_ucx_tick(u);
         return RMX_OK;
     }
     u->quiet = 0;
