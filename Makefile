@@ -7,6 +7,7 @@
 #   make compare rmx, raw UCP and Open MPI (perf/compare.sh) in one table
 #   make asan    the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make valgrind  the whole suite under valgrind memcheck
+#   make stress  4 ranks of random mixed operations for 60 s, verified at every sync_all
 #   make fuzz    build/tests/fuzz_subarray, a libFuzzer target (clang); make check then runs it briefly
 # Sources are found by wildcard: a new engine/*.c, transports/*.c, tests/test_*.c or perf/*.c file
 # needs no edit here.  BUILD=dir puts every artefact in dir (parallel builds, sanitizer builds).
@@ -48,7 +49,7 @@ CAF_FC  ?= gfortran
 CAF_FFLAGS ?= -fcoarray=lib -O2 -g -Wall -Werror -ffree-line-length-none
 CAF_LIBS = $(BUILD)/libcaf_rmx.a $(BUILD)/librmx.a $(LDFLAGS) $(LDLIBS_ALL)
 
-.PHONY: all deps check perf asan valgrind clean lib tests fuzz caf perf-caf
+.PHONY: all deps check perf asan valgrind stress clean lib tests fuzz caf perf-caf
 
 all: lib $(BUILD)/rmx_perf caf
 
@@ -118,6 +119,9 @@ tests: $(BUILD)/rmx_tests $(PROG_BIN) caf $(BUILD)/rmx_perf
 check: tests
 	$(CHECK_ENV) ./$(BUILD)/rmx_tests $(CHECK_ARGS)
 
+stress: $(BUILD)/tests/prog_stress
+	./$(BUILD)/tests/prog_stress $(or $(STRESS_SECONDS),60) 4
+
 perf: $(BUILD)/rmx_perf
 	./$(BUILD)/rmx_perf --ranks 2 $(PERF_ARGS)
 
@@ -130,12 +134,16 @@ asan:
 	$(MAKE) BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
 	  CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
 	  LDFLAGS="-fsanitize=address,undefined" \
-	  CHECK_ENV="UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp" check
+	  CHECK_ENV="UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:fast_unwind_on_malloc=0 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0" check
 
+# Forked ranks are followed (--trace-children); mpirun/orted are Open MPI's, not ours, so they run
+# natively and the PMIx-launched ranks get valgrind through RMX_TEST_WRAPPER instead.
+VALGRIND = valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
+           --suppressions=$(CURDIR)/tests/valgrind.supp -q
 valgrind: tests
-	UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none \
-	valgrind --error-exitcode=99 --trace-children=yes --leak-check=full --errors-for-leak-kinds=definite \
-	  --suppressions=tests/valgrind.supp -q ./$(BUILD)/rmx_tests $(CHECK_ARGS)
+	UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none RMX_TEST_WRAPPER="$(VALGRIND)" \
+	$(VALGRIND) --trace-children=yes --trace-children-skip='*/timeout,*/mpirun,*/orterun,*/orted' \
+	  ./$(BUILD)/rmx_tests $(CHECK_ARGS)
 
 # The subarray descriptor arithmetic has no UCX underneath, so the fuzz target links it alone.
 FUZZ_CC ?= clang

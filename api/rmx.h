@@ -14,6 +14,14 @@
  *  - Thread safety: a context and its windows belong to the thread that called rmx_init().
  *    Calls from any other thread fail with RMX_ERR_THREAD (checked on every call).  Several
  *    contexts may live in one process, each owned by one thread.
+ *  - Peer failure: when a rank dies, every call that needs it returns RMX_ERR_PEER once the
+ *    transport has noticed (UCX keepalive every peer_timeout_s/4 over shared memory, the reset
+ *    socket at once over tcp), including calls already waiting on it; so do the collectives
+ *    (sync_all, window creation and free), which need every rank.  Calls among the survivors go
+ *    on working, and rmx_finalize still releases everything and returns.  A merely slow peer is
+ *    never declared dead: waits on other ranks (syncs, locks) have no deadline; only a single
+ *    transfer that needs the target to progress (tcp, registered memory) times out
+ *    (RMX_ERR_TIMEOUT after peer_timeout_s).
  *  - Handles stay recognisable after release: a freed window or finalized context passed again
  *    yields RMX_ERR_WIN / RMX_ERR_CTX rather than undefined behaviour (rmx keeps a few bytes of
  *    tombstone per released handle for this).

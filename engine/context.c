@@ -18,6 +18,12 @@ typedef struct tombstone {
 
 static tombstone_t *graveyard;
 
+/* Several contexts may live in one process, each owned by its own thread (rmx.h): what they share
+ * (the graveyard, the hwloc topology's reference count, the environment UCX reads at ucp_init) is
+ * touched under this lock.  Never held across communication: contexts in one process may be
+ * ranks of one job and wait for each other. */
+static pthread_mutex_t process_lock = PTHREAD_MUTEX_INITIALIZER;
+
 void rmx_bury(void *handle, uint32_t *magic)
 {
     *magic = RMX_DEAD_MAGIC;
@@ -25,8 +31,10 @@ void rmx_bury(void *handle, uint32_t *magic)
     if (t == NULL)
         return; /* the handle merely becomes unreachable for leak checkers */
     t->handle = handle;
+    pthread_mutex_lock(&process_lock);
     t->next = graveyard;
     graveyard = t;
+    pthread_mutex_unlock(&process_lock);
 }
 
 void rmx_config_init(rmx_config_t *cfg)
@@ -46,7 +54,22 @@ int rmx_ctx_check(rmx_ctx_t *ctx)
         return RMX_ERR_CTX;
     if (!pthread_equal(ctx->owner, pthread_self()))
         return RMX_ERR_THREAD;
+    if (ctx->unreaped)
+        rmx_peers_reap(ctx);
     return RMX_OK;
+}
+
+void rmx_peers_reap(rmx_ctx_t *ctx)
+{
+    ctx->unreaped = 0;
+    for (int r = 0; r < ctx->size; r++) {
+        rmx_peer_t *p = &ctx->peers[r];
+        if (p->failed && p->ep != NULL) {
+            ucp_ep_h ep = p->ep;
+            p->ep = NULL; /* the close progresses the worker: nothing may use ep meanwhile */
+            rmx_ucx_ep_close(&ctx->ucx, ep, 0);
+        }
+    }
 }
 
 int rmx_rank(rmx_ctx_t *ctx)
@@ -61,11 +84,15 @@ int rmx_size(rmx_ctx_t *ctx)
     return rc != RMX_OK ? rc : ctx->size;
 }
 
+/* Called from inside ucp_worker_progress: only record the failure; the endpoint is closed at the
+ * next entry point (rmx_peers_reap). */
 static void on_peer_error(void *arg, ucp_ep_h ep, ucs_status_t status)
 {
     (void)ep;
     (void)status;
-    ((rmx_peer_t *)arg)->failed = 1;
+    rmx_peer_t *p = arg;
+    p->failed = 1;
+    p->ctx->unreaped = 1;
 }
 
 static int open_bootstrap(rmx_ctx_t *ctx)
@@ -107,6 +134,7 @@ static int connect_peers(rmx_ctx_t *ctx)
     for (int r = 0; r < ctx->size && rc == RMX_OK; r++) {
         size_t plen;
         const void *peer_addr = rmx_exchange_blob(all, stride, r, &plen);
+        ctx->peers[r].ctx = ctx;
         rc = rmx_ucx_ep_create(&ctx->ucx, peer_addr, on_peer_error, &ctx->peers[r],
                                &ctx->peers[r].ep);
     }
@@ -157,9 +185,11 @@ static void release_context(rmx_ctx_t *ctx, int boot_open)
     if (ctx->ctrl_memh != NULL)
         rmx_ucx_mem_unmap(&ctx->ucx, ctx->ctrl_memh);
     ctx->ctrl_memh = NULL;
+    pthread_mutex_lock(&process_lock);
     rmx_ucx_close(&ctx->ucx);
     if (ctx->topo_held)
         rmx_topo_release();
+    pthread_mutex_unlock(&process_lock);
     ctx->topo_held = 0;
     if (boot_open)
         ctx->boot.fini(&ctx->boot);
@@ -196,6 +226,7 @@ int rmx_init(const rmx_config_t *cfg, rmx_ctx_t **out)
     ctx->rank = ctx->boot.rank;
     ctx->size = ctx->boot.size;
 
+    pthread_mutex_lock(&process_lock);
     rc = rmx_topo_acquire();
     if (rc == RMX_OK) {
         ctx->topo_held = 1;
@@ -203,6 +234,7 @@ int rmx_init(const rmx_config_t *cfg, rmx_ctx_t **out)
     }
     if (rc == RMX_OK)
         rc = rmx_ucx_open(&ctx->ucx, ctx->cfg.peer_timeout_s);
+    pthread_mutex_unlock(&process_lock);
     if (rc == RMX_OK)
         rc = connect_peers(ctx);
     if (rc == RMX_OK)

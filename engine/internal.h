@@ -28,9 +28,11 @@ typedef struct rmx_remote {
     ucp_rkey_h rkey;
 } rmx_remote_t;
 
+struct rmx_ctx;
 typedef struct rmx_peer {
-    ucp_ep_h ep;
+    ucp_ep_h ep;            /* NULL once force-closed after a failure (rmx_peers_reap) */
     int failed;             /* set by the endpoint error handler; later calls get RMX_ERR_PEER */
+    struct rmx_ctx *ctx;    /* for the error handler, which gets only this peer */
 } rmx_peer_t;
 
 /*
@@ -53,6 +55,7 @@ struct rmx_ctx {
     rmx_boot_t boot;
     rmx_ucx_t ucx;
     rmx_peer_t *peers;              /* [size] */
+    int unreaped;                   /* peers failed whose endpoint is not closed yet */
 
     ucp_mem_h ctrl_memh;
     rmx_ctrl_t *ctrl;               /* local control block */
@@ -88,6 +91,10 @@ void rmx_bury(void *handle, uint32_t *magic);
 
 /* ---- validation, run by every entry point before anything is sent */
 int rmx_ctx_check(rmx_ctx_t *ctx);                /* context alive, caller owns it */
+/* Force-close the endpoints of failed peers.  Run at the start of an entry point (rmx_ctx_check),
+ * never inside one: the failure is noticed inside progress, where the endpoint may still be in
+ * use by the call under way. */
+void rmx_peers_reap(rmx_ctx_t *ctx);
 static inline int rmx_win_check(rmx_win_t *win)
 {
     if (win == NULL || win->magic != RMX_WIN_MAGIC)
@@ -148,6 +155,8 @@ int rmx_tracker_forget_window(rmx_win_t *win);
 int rmx_barrier_ucp(rmx_ctx_t *ctx);
 /* Progress until *word >= value (word updated by remote atomics), or a peer fails / time is up. */
 int rmx_wait_word_geq(rmx_ctx_t *ctx, volatile uint64_t *word, uint64_t value);
+/* The same, ending early only when `peer` (the one expected to bump the word) fails. */
+int rmx_wait_word_geq_from(rmx_ctx_t *ctx, volatile uint64_t *word, uint64_t value, int peer);
 
 /* ---- window.c */
 int rmx_win_release(rmx_win_t *win, int collective);

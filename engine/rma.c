@@ -47,6 +47,9 @@ int rmx_put(rmx_win_t *win, const void *src, size_t len, int target, size_t disp
     if (len == 0)
         return RMX_OK;
     win->ctx->stats.puts++;
+    /* A staged put never reaches UCX, so a loop of them would never let keepalive notice a dead
+     * target (see rmx_ucx_tick). */
+    rmx_ucx_tick(&win->ctx->ucx);
     return rmx_tracker_put_fast(win, src, len, target, disp);
 }
 

@@ -16,21 +16,34 @@ static int any_peer_failed(rmx_ctx_t *ctx)
     return 0;
 }
 
-int rmx_wait_word_geq(rmx_ctx_t *ctx, volatile uint64_t *word, uint64_t value)
+/* peer < 0: any failed peer ends the wait (a collective needs them all). */
+static int wait_failed(rmx_ctx_t *ctx, int peer)
+{
+    return peer >= 0 ? ctx->peers[peer].failed : any_peer_failed(ctx);
+}
+
+int rmx_wait_word_geq_from(rmx_ctx_t *ctx, volatile uint64_t *word, uint64_t value, int peer)
 {
     unsigned idle = 0;
-    /* A slow peer is legitimate here (it may compute for minutes before its sync): only a peer
-     * the transport declared failed ends the wait early. */
+    /* A slow peer is legitimate here (it may compute for minutes before its sync), so there is no
+     * deadline: a dead one is noticed by UCX keepalive, which runs inside ucp_worker_progress and
+     * asks the kernel, not the peer (its pid over shared memory, its socket over tcp), so a busy
+     * peer is never mistaken for a dead one.  UCX_KEEPALIVE_INTERVAL is peer_timeout_s/4 (ucx.c). */
     while (__atomic_load_n(word, __ATOMIC_ACQUIRE) < value) {
         if (rmx_ucx_progress(&ctx->ucx) != 0)
             continue;
         if ((++idle & 255) == 0) {
-            if (any_peer_failed(ctx))
+            if (wait_failed(ctx, peer))
                 return RMX_ERR_PEER;
             sched_yield();
         }
     }
     return RMX_OK;
+}
+
+int rmx_wait_word_geq(rmx_ctx_t *ctx, volatile uint64_t *word, uint64_t value)
+{
+    return rmx_wait_word_geq_from(ctx, word, value, -1);
 }
 
 static int notify(rmx_ctx_t *ctx, int target, size_t offset)
@@ -123,7 +136,8 @@ int rmx_sync_images(rmx_ctx_t *ctx, const int *images, int n)
     for (int i = 0; i < n && rc == RMX_OK; i++) {
         int peer = all ? i : images[i];
         if (peer != ctx->rank)
-            rc = rmx_wait_word_geq(ctx, &ctx->ctrl->images[peer], ctx->images_sent[peer]);
+            rc = rmx_wait_word_geq_from(ctx, &ctx->ctrl->images[peer], ctx->images_sent[peer],
+                                        peer);
     }
     return rc;
 }

@@ -4,10 +4,12 @@
 
 static int run_mpirun(int np)
 {
-    char cmd[1024];
+    char cmd[2048];
+    /* RMX_TEST_WRAPPER (make valgrind) runs each rank under a checker, not mpirun itself. */
+    const char *wrapper = getenv("RMX_TEST_WRAPPER");
     snprintf(cmd, sizeof(cmd),
-             "timeout 120 mpirun --allow-run-as-root --oversubscribe -np %d %s/prog_pmix %d",
-             np, RMX_TEST_BIN_DIR, np);
+             "timeout 120 mpirun --allow-run-as-root --oversubscribe -np %d %s %s/prog_pmix %d",
+             np, wrapper != NULL ? wrapper : "", RMX_TEST_BIN_DIR, np);
     int ws = system(cmd);
     return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
 }

@@ -182,6 +182,8 @@ void rmx_ucx_rkey_buffer_release(void *buf)
 
 int rmx_ucx_rkey_unpack(ucp_ep_h ep, const void *buf, ucp_rkey_h *rkey)
 {
+    if (ep == NULL)
+        return RMX_ERR_PEER; /* the peer failed and its endpoint is closed */
     return rmx_ucx_status(ucp_ep_rkey_unpack(ep, buf, rkey));
 }
 

@@ -20,7 +20,14 @@ typedef struct rmx_ucx {
     ucp_context_h context;
     ucp_worker_h worker;
     double timeout_s;   /* deadline for any single wait */
+    unsigned quiet;     /* operations completed in place since the worker was last progressed */
 } rmx_ucx_t;
+
+/* Progress the worker once every this many in-place completions: UCX notices a dead peer
+ * (keepalive, a reset socket) only inside ucp_worker_progress, and over shared memory puts, gets
+ * and atomics complete in place without ever progressing, so a loop of them would otherwise go on
+ * writing to a dead rank's memory forever. */
+#define RMX_UCX_QUIET_PROGRESS 64
 
 /* ---- set-up (ucx.c) */
 int rmx_ucx_open(rmx_ucx_t *u, double timeout_s);
@@ -54,12 +61,25 @@ static inline unsigned rmx_ucx_progress(rmx_ucx_t *u)
     return ucp_worker_progress(u->worker);
 }
 
+/* One operation completed without waiting (in place, or staged by the tracker): progress the
+ * worker once in a while (RMX_UCX_QUIET_PROGRESS). */
+static inline void rmx_ucx_tick(rmx_ucx_t *u)
+{
+    if (++u->quiet >= RMX_UCX_QUIET_PROGRESS) {
+        u->quiet = 0;
+        (void)rmx_ucx_progress(u);
+    }
+}
+
 /* Progress until req completes; RMX_OK, the mapped UCP error, or RMX_ERR_TIMEOUT (the request is
  * then released to UCP, which frees it whenever the endpoint finally completes or fails it). */
 static inline int rmx_ucx_wait(rmx_ucx_t *u, ucs_status_ptr_t req)
 {
-    if (req == NULL)
+    if (req == NULL) {
+        rmx_ucx_tick(u);
         return RMX_OK;
+    }
+    u->quiet = 0;
     if (UCS_PTR_IS_ERR(req))
         return rmx_ucx_status(UCS_PTR_STATUS(req));
     double deadline = 0;
@@ -91,6 +111,8 @@ static inline int rmx_ucx_put(rmx_ucx_t *u, ucp_ep_h ep, const void *src, size_t
 {
     ucp_request_param_t prm;
     prm.op_attr_mask = 0;
+    if (ep == NULL)
+        return RMX_ERR_PEER; /* closed after its peer failed (rmx_peers_reap) */
     return rmx_ucx_wait(u, ucp_put_nbx(ep, src, len, raddr, rkey, &prm));
 }
 
@@ -100,6 +122,8 @@ static inline int rmx_ucx_get(rmx_ucx_t *u, ucp_ep_h ep, void *dst, size_t len, 
 {
     ucp_request_param_t prm;
     prm.op_attr_mask = 0; /* as in rmx_ucx_put */
+    if (ep == NULL)
+        return RMX_ERR_PEER; /* closed after its peer failed (rmx_peers_reap) */
     return rmx_ucx_wait(u, ucp_get_nbx(ep, dst, len, raddr, rkey, &prm));
 }
 
@@ -116,6 +140,8 @@ static inline int rmx_ucx_amo(rmx_ucx_t *u, ucp_ep_h ep, ucp_atomic_op_t op, con
         prm.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
         prm.reply_buffer = reply;
     }
+    if (ep == NULL)
+        return RMX_ERR_PEER; /* closed after its peer failed (rmx_peers_reap) */
     return rmx_ucx_wait(u, ucp_atomic_op_nbx(ep, op, operand, 1, raddr, rkey, &prm));
 }
 
@@ -123,6 +149,8 @@ static inline int rmx_ucx_amo(rmx_ucx_t *u, ucp_ep_h ep, ucp_atomic_op_t op, con
 static inline int rmx_ucx_flush_ep(rmx_ucx_t *u, ucp_ep_h ep)
 {
     ucp_request_param_t prm = {.op_attr_mask = 0};
+    if (ep == NULL)
+        return RMX_ERR_PEER; /* closed after its peer failed (rmx_peers_reap) */
     return rmx_ucx_wait(u, ucp_ep_flush_nbx(ep, &prm));
 }
 
