@@ -82,8 +82,11 @@ static int word_cswap(lock_site_t *s, uint64_t expect, uint64_t want, uint64_t *
 static int back_off(lock_site_t *s)
 {
     s->ctx->stats.lock_retries++;
-    if (s->ctx->peers[s->target].failed)
-        return RMX_ERR_PEER;
+    /* The word does not record who holds it, so a lock we keep losing may be held by any rank
+     * that has died: once one has, waiting on is waiting forever. */
+    for (int r = 0; r < s->ctx->size; r++)
+        if (s->ctx->peers[r].failed)
+            return RMX_ERR_PEER;
     for (unsigned i = 0; i < s->backoff; i++)
         rmx_ucx_progress(&s->ctx->ucx);
     sched_yield(); /* 2 cores, often more ranks: let the holder run */

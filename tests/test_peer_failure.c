@@ -335,12 +335,9 @@ SCENARIO(dies_during_sync_images_shm, sync_images_with_victim, DIE_IDLE, 0)
 SCENARIO(dies_during_atomics_shm, keep_adding, DIE_IDLE, 0)
 SCENARIO(dies_during_locked_emulated_atomics_shm, keep_maxing_locked, DIE_IDLE, 0)
 SCENARIO(dies_while_others_wait_for_its_lock_shm, keep_locking_victim, DIE_IDLE, 0)
-/* KNOWN FAILING, disabled: engine/lock.c's wait gives up only when the *target* failed, and the
- * lock word does not record its holder, so waiters for a lock held by a dead rank wait forever.
- * Fix (in lock.c's back_off): give up with RMX_ERR_PEER once any rank has failed; with that
- * change this test passes (reported to the integrator).  Enable it once lock.c has the fix. */
-SCENARIO_OPTS(dies_holding_a_lock_others_wait_for_shm, lock_held_by_the_dead, DIE_HOLDING_LOCK, 0,
-              .disabled = 1)
+/* The lock word does not record its holder: waiters give up with RMX_ERR_PEER once any rank
+ * has failed (engine/lock.c back_off). */
+SCENARIO(dies_holding_a_lock_others_wait_for_shm, lock_held_by_the_dead, DIE_HOLDING_LOCK, 0)
 SCENARIO(dies_during_atomics_tcp, keep_adding, DIE_IDLE, 1)
 SCENARIO_OPTS(dies_while_others_wait_for_its_lock_tcp, keep_locking_victim, DIE_IDLE, 1,
               .disabled = 1) /* the same UCX crash, see above */
