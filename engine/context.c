@@ -48,16 +48,8 @@ void rmx_config_init(rmx_config_t *cfg)
     cfg->coalesce_max = RMX_DEFAULT_COALESCE_MAX;
 }
 
-int rmx_ctx_check(rmx_ctx_t *ctx)
-{
-    if (ctx == NULL || ctx->magic != RMX_CTX_MAGIC)
-        return RMX_ERR_CTX;
-    if (!pthread_equal(ctx->owner, pthread_self()))
-        return RMX_ERR_THREAD;
-    if (ctx->unreaped)
-        rmx_peers_reap(ctx);
-    return RMX_OK;
-}
+__thread pthread_t rmx_self_tid __attribute__((tls_model("initial-exec")));
+__thread int rmx_self_known __attribute__((tls_model("initial-exec")));
 
 void rmx_peers_reap(rmx_ctx_t *ctx)
 {

@@ -90,11 +90,38 @@ struct rmx_win {
 void rmx_bury(void *handle, uint32_t *magic);
 
 /* ---- validation, run by every entry point before anything is sent */
-int rmx_ctx_check(rmx_ctx_t *ctx);                /* context alive, caller owns it */
+/* This thread's pthread_self(), fetched once per thread: pthread_self() is a call through the
+ * PLT, and with the out-of-line check around it it was a large part of rmx_put's overhead over
+ * a raw ucp_put_nbx (perf/rmx_perf --test put_rate --sizes 8).  initial-exec: a %fs-relative
+ * load, also in librmx.so. */
+extern __thread pthread_t rmx_self_tid __attribute__((tls_model("initial-exec")));
+extern __thread int rmx_self_known __attribute__((tls_model("initial-exec")));
+
+static inline pthread_t rmx_self_thread(void)
+{
+    if (__builtin_expect(!rmx_self_known, 0)) {
+        rmx_self_tid = pthread_self();
+        rmx_self_known = 1;
+    }
+    return rmx_self_tid;
+}
+
 /* Force-close the endpoints of failed peers.  Run at the start of an entry point (rmx_ctx_check),
  * never inside one: the failure is noticed inside progress, where the endpoint may still be in
  * use by the call under way. */
 void rmx_peers_reap(rmx_ctx_t *ctx);
+
+/* Context alive and owned by the calling thread; failed peers' endpoints reaped. */
+static inline int rmx_ctx_check(rmx_ctx_t *ctx)
+{
+    if (ctx == NULL || ctx->magic != RMX_CTX_MAGIC)
+        return RMX_ERR_CTX;
+    if (!pthread_equal(ctx->owner, rmx_self_thread()))
+        return RMX_ERR_THREAD;
+    if (__builtin_expect(ctx->unreaped, 0))
+        rmx_peers_reap(ctx);
+    return RMX_OK;
+}
 static inline int rmx_win_check(rmx_win_t *win)
 {
     if (win == NULL || win->magic != RMX_WIN_MAGIC)
