@@ -169,6 +169,38 @@ static int contribute(const char *entry, caf_desc_t *a, int result_image, unsign
     return 0;
 }
 
+/* Every image contributes a; on the image(s) that receive the result, return a copy of image 1's
+ * contribution to fold the others into (slot r of *bank holds image r+1's).  NULL: nothing more
+ * to do here — not a result image (stat set to success) or an error already reported. */
+static char *gather_for_reduction(const char *entry, caf_desc_t *a, int result_image,
+                                  unsigned *bank, int *n, int *stat, char *errmsg,
+                                  size_t errmsg_len)
+{
+    size_t bytes;
+    if (contribute(entry, a, result_image, bank, &bytes, stat, errmsg, errmsg_len) < 0)
+        return NULL;
+    rmx_ctx_t *c = caf_ctx();
+    *n = rmx_size(c);
+    if (result_image != 0 && rmx_rank(c) != result_image - 1) {
+        caf_ok(stat);
+        return NULL;
+    }
+    char *acc = malloc(bytes > 0 ? bytes : 1);
+    if (acc == NULL) {
+        caf_check(entry, RMX_ERR_NOMEM, stat, errmsg, errmsg_len);
+        return NULL;
+    }
+    memcpy(acc, scratch.base + slot_disp(*bank, 0), bytes);
+    return acc;
+}
+
+static void finish_reduction(caf_desc_t *a, char *acc, int *stat)
+{
+    caf_desc_unpack(a, acc);
+    free(acc);
+    caf_ok(stat);
+}
+
 static void co_reduction(const char *entry, caf_desc_t *a, int result_image, int *stat,
                          char *errmsg, size_t errmsg_len, int a_len, red_op_t op)
 {
@@ -183,26 +215,13 @@ static void co_reduction(const char *entry, caf_desc_t *a, int result_image, int
         return;
     }
     unsigned bank;
-    size_t bytes;
-    if (contribute(entry, a, result_image, &bank, &bytes, stat, errmsg, errmsg_len) < 0)
+    int n;
+    char *acc = gather_for_reduction(entry, a, result_image, &bank, &n, stat, errmsg, errmsg_len);
+    if (acc == NULL)
         return;
-    rmx_ctx_t *c = caf_ctx();
-    int n = rmx_size(c), me = rmx_rank(c);
-    if (result_image != 0 && me != result_image - 1) {
-        caf_ok(stat);
-        return;
-    }
-    void *acc = malloc(bytes > 0 ? bytes : 1);
-    if (acc == NULL) {
-        caf_check(entry, RMX_ERR_NOMEM, stat, errmsg, errmsg_len);
-        return;
-    }
-    memcpy(acc, scratch.base + slot_disp(bank, 0), bytes);
     for (int r = 1; r < n; r++)
         reduce_into(acc, scratch.base + slot_disp(bank, r), count, type, elem, kind4, op);
-    caf_desc_unpack(a, acc);
-    free(acc);
-    caf_ok(stat);
+    finish_reduction(a, acc, stat);
 }
 
 void _gfortran_caf_co_sum(caf_desc_t *a, int result_image, int *stat, char *errmsg,
@@ -317,26 +336,13 @@ void _gfortran_caf_co_reduce(caf_desc_t *a, void *(*opr)(void *, void *), int op
         return;
     }
     unsigned bank;
-    size_t bytes;
-    if (contribute(entry, a, result_image, &bank, &bytes, stat, errmsg, errmsg_len) < 0)
+    int n;
+    char *acc = gather_for_reduction(entry, a, result_image, &bank, &n, stat, errmsg, errmsg_len);
+    if (acc == NULL)
         return;
-    rmx_ctx_t *c = caf_ctx();
-    int n = rmx_size(c), me = rmx_rank(c);
-    if (result_image != 0 && me != result_image - 1) {
-        caf_ok(stat);
-        return;
-    }
-    char *acc = malloc(bytes > 0 ? bytes : 1);
-    if (acc == NULL) {
-        caf_check(entry, RMX_ERR_NOMEM, stat, errmsg, errmsg_len);
-        return;
-    }
-    memcpy(acc, scratch.base + slot_disp(bank, 0), bytes);
     for (int r = 1; r < n; r++)
         for (size_t i = 0; i < count; i++)
             apply_opr(opr, acc + i * elem, scratch.base + slot_disp(bank, r) + i * elem, type,
                       elem);
-    caf_desc_unpack(a, acc);
-    free(acc);
-    caf_ok(stat);
+    finish_reduction(a, acc, stat);
 }
