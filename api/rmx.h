@@ -22,6 +22,14 @@
  *    never declared dead: waits on other ranks (syncs, locks) have no deadline; only a single
  *    transfer that needs the target to progress (tcp, registered memory) times out
  *    (RMX_ERR_TIMEOUT after peer_timeout_s).
+ *    A collective that failed this way did not synchronize the survivors: after a failed
+ *    rmx_win_free, another survivor may still reach this rank's part of the window, so rmx keeps
+ *    it mapped until rmx_finalize (a window from rmx_win_create: keep its memory valid until then).
+ *    rmx_finalize waits (up to peer_timeout_s) until every request this rank sent to a live
+ *    peer has been answered before it closes its endpoints.
+ *    Known limit (UCX 1.13, not rmx): where UCX emulates atomics and gets in software (tcp), a
+ *    rank killed while its own request to a peer is in flight can take that peer down with it:
+ *    UCX aborts when the answer cannot be sent (ucp_request_try_send: "Fatal: unexpected error").
  *  - Handles stay recognisable after release: a freed window or finalized context passed again
  *    yields RMX_ERR_WIN / RMX_ERR_CTX rather than undefined behaviour (rmx keeps a few bytes of
  *    tombstone per released handle for this).
@@ -123,7 +131,9 @@ int rmx_topology_print(FILE *out);
 int rmx_win_allocate(rmx_ctx_t *ctx, size_t len, void **base, rmx_win_t **win);
 /* Collective.  Registers the caller's memory [base, base+len) as a window. */
 int rmx_win_create(rmx_ctx_t *ctx, void *base, size_t len, rmx_win_t **win);
-/* Collective.  Completes the window's outstanding operations and releases it; *win becomes NULL. */
+/* Collective.  Completes the window's outstanding operations and releases it; *win becomes NULL
+ * even on failure.  RMX_ERR_PEER: a rank has failed, so the free was not agreed by all (see Peer
+ * failure above: the memory stays reachable until rmx_finalize). */
 int rmx_win_free(rmx_win_t **win);
 /* Size in bytes of `rank`'s part of the window. */
 int rmx_win_size(rmx_win_t *win, int rank, size_t *len);

@@ -150,6 +150,19 @@ static int create_control_block(rmx_ctx_t *ctx)
     return rmx_exchange_region(ctx, ctx->ctrl_memh, ctx->ctrl, ctx->ctrl_len, ctx->ctrl_remote);
 }
 
+static void flush_live_peers(rmx_ctx_t *ctx)
+{
+    ucp_ep_h *eps = calloc((size_t)ctx->size, sizeof(*eps));
+    if (eps == NULL)
+        return;
+    int n = 0;
+    for (int r = 0; r < ctx->size; r++)
+        if (ctx->peers[r].ep != NULL && !ctx->peers[r].failed)
+            eps[n++] = ctx->peers[r].ep;
+    (void)rmx_ucx_flush_eps(&ctx->ucx, eps, n); /* a peer failing meanwhile is no news here */
+    free(eps);
+}
+
 /* Tear down whatever init got to; safe on a partly built context. */
 static void release_context(rmx_ctx_t *ctx, int boot_open)
 {
@@ -162,16 +175,29 @@ static void release_context(rmx_ctx_t *ctx, int boot_open)
     ctx->ctrl_remote = NULL;
     ctx->images_sent = NULL;
     if (ctx->peers != NULL) {
-        /* Force-close: finalize has completed every operation and passed a barrier first, so
-         * nothing is lost, and a graceful close over tcp would wait for a peer that already sits
+        /* Every request of ours must be answered before our endpoints go.  Where UCX emulates
+         * RMA and atomics in software (tcp), the target answers each request (a completion, a
+         * fetched value), and UCX 1.13 aborts the *target* (ucp_request_try_send: "Fatal:
+         * unexpected error: Endpoint timeout") when that answer cannot be sent because the
+         * requester has closed or exited.  Sync notifications complete at the origin at once,
+         * and a sync that failed on a dead rank returns with some still unanswered. */
+        flush_live_peers(ctx);
+        /* Then force-close: a graceful close over tcp would wait for a peer that already sits
          * in the bootstrap barrier below, not progressing its worker. */
         for (int r = 0; r < ctx->size; r++)
             if (ctx->peers[r].ep != NULL)
                 rmx_ucx_ep_close(&ctx->ucx, ctx->peers[r].ep, 0);
+        /* No endpoint is left to serve a request from: what survivors might still have
+         * reached (windows whose collective free failed) can go now. */
+        for (int i = 0; i < ctx->n_orphans; i++)
+            rmx_ucx_mem_unmap(&ctx->ucx, ctx->orphans[i]);
         /* Nobody may destroy its worker while a peer still flushes its endpoint to it. */
         if (boot_open)
             (void)ctx->boot.barrier(&ctx->boot);
     }
+    free(ctx->orphans);
+    ctx->orphans = NULL;
+    ctx->n_orphans = 0;
     free(ctx->peers);
     ctx->peers = NULL;
     if (ctx->ctrl_memh != NULL)
@@ -254,7 +280,8 @@ int rmx_finalize(rmx_ctx_t *ctx)
     /* Every rank's operations complete, and every rank stops accessing, before memory goes. */
     rc = rmx_sync_all(ctx);
     while (ctx->wins != NULL) {
-        int rc2 = rmx_win_release(ctx->wins, 0);
+        int rc2 = rmx_win_release(ctx->wins, rc == RMX_OK ? RMX_WIN_ALL_DONE
+                                                           : RMX_WIN_OTHERS_UNKNOWN);
         if (rc == RMX_OK)
             rc = rc2;
     }

@@ -65,6 +65,11 @@ struct rmx_ctx {
     uint64_t *images_sent;          /* [size] sync_images notifications sent to each rank */
 
     struct rmx_win *wins;           /* open windows (finalize frees them) */
+    /* Mappings of windows whose collective free failed (a rank died): a survivor that has not
+     * freed the window yet may still reach them, and over tcp the target serves its gets and
+     * puts from that memory, so it stays mapped until no endpoint is left (context.c). */
+    ucp_mem_h *orphans;
+    int n_orphans;
     struct rmx_tracker *tracker;
     rmx_stats_t stats;
     int topo_held;
@@ -186,6 +191,10 @@ int rmx_wait_word_geq(rmx_ctx_t *ctx, volatile uint64_t *word, uint64_t value);
 int rmx_wait_word_geq_from(rmx_ctx_t *ctx, volatile uint64_t *word, uint64_t value, int peer);
 
 /* ---- window.c */
-int rmx_win_release(rmx_win_t *win, int collective);
+/* Free a window.  RMX_WIN_BARRIER: wait here until every rank frees it; RMX_WIN_ALL_DONE: the
+ * caller has synchronized every rank already; RMX_WIN_OTHERS_UNKNOWN: that synchronization failed,
+ * so survivors may still reach the memory (it stays mapped until the endpoints close). */
+enum { RMX_WIN_BARRIER, RMX_WIN_ALL_DONE, RMX_WIN_OTHERS_UNKNOWN };
+int rmx_win_release(rmx_win_t *win, int how);
 
 #endif

@@ -35,7 +35,21 @@ static int publish(rmx_win_t *win, int local_rc)
     return rc;
 }
 
-static void free_window_resources(rmx_win_t *win)
+/* Keep a mapping alive until the context closes its endpoints; NULL or out of memory: unmap. */
+static void unmap_later(rmx_ctx_t *ctx, ucp_mem_h memh)
+{
+    if (memh == NULL)
+        return;
+    ucp_mem_h *grown = realloc(ctx->orphans, (size_t)(ctx->n_orphans + 1) * sizeof(*grown));
+    if (grown == NULL) {
+        rmx_ucx_mem_unmap(&ctx->ucx, memh);
+        return;
+    }
+    ctx->orphans = grown;
+    ctx->orphans[ctx->n_orphans++] = memh;
+}
+
+static void free_window_resources(rmx_win_t *win, int peers_may_still_access)
 {
     rmx_ctx_t *ctx = win->ctx;
     if (win->remote != NULL)
@@ -47,10 +61,15 @@ static void free_window_resources(rmx_win_t *win)
     free(win->lock_held);
     win->remote = win->lock_remote = NULL;
     win->lock_held = NULL;
-    if (win->memh != NULL)
-        rmx_ucx_mem_unmap(&ctx->ucx, win->memh); /* frees it too when UCP allocated it */
-    if (win->lock_memh != NULL)
-        rmx_ucx_mem_unmap(&ctx->ucx, win->lock_memh);
+    if (peers_may_still_access) {
+        unmap_later(ctx, win->memh);
+        unmap_later(ctx, win->lock_memh);
+    } else {
+        if (win->memh != NULL)
+            rmx_ucx_mem_unmap(&ctx->ucx, win->memh); /* frees it too when UCP allocated it */
+        if (win->lock_memh != NULL)
+            rmx_ucx_mem_unmap(&ctx->ucx, win->lock_memh);
+    }
     win->memh = win->lock_memh = NULL;
 }
 
@@ -89,11 +108,12 @@ static int window_open(rmx_ctx_t *ctx, void *user_base, size_t len, int allocate
         }
     }
     rc = publish(win, rc);
+    int published = rc == RMX_OK; /* peers hold our rkeys: one of them may pass the barrier */
     /* Nobody targets a window before every rank has it. */
     if (rc == RMX_OK)
         rc = ctx->boot.barrier(&ctx->boot) == RMX_OK ? RMX_OK : RMX_ERR_BOOTSTRAP;
     if (rc != RMX_OK) {
-        free_window_resources(win);
+        free_window_resources(win, published && ctx->size > 1);
         free(win);
         return rc;
     }
@@ -143,13 +163,15 @@ int rmx_win_size(rmx_win_t *win, int rank, size_t *len)
     return RMX_OK;
 }
 
-int rmx_win_release(rmx_win_t *win, int collective)
+int rmx_win_release(rmx_win_t *win, int how)
 {
     rmx_ctx_t *ctx = win->ctx;
     int rc = rmx_tracker_forget_window(win);
     /* Every rank must be done with this window before anyone unmaps its part. */
-    if (collective) {
+    if (how == RMX_WIN_BARRIER) {
         int rc2 = rmx_barrier_ucp(ctx);
+        if (rc2 != RMX_OK)
+            how = RMX_WIN_OTHERS_UNKNOWN;
         rc = rc != RMX_OK ? rc : rc2;
     }
     for (rmx_win_t **p = &ctx->wins; *p != NULL; p = &(*p)->next)
@@ -157,7 +179,7 @@ int rmx_win_release(rmx_win_t *win, int collective)
             *p = win->next;
             break;
         }
-    free_window_resources(win);
+    free_window_resources(win, how == RMX_WIN_OTHERS_UNKNOWN && ctx->size > 1);
     rmx_bury(win, &win->magic);
     return rc;
 }
@@ -173,7 +195,7 @@ int rmx_win_free(rmx_win_t **winp)
     for (int r = 0; r < win->ctx->size; r++)
         if (win->lock_held[r])
             return RMX_ERR_EPOCH; /* an access epoch is still open on this window */
-    rc = rmx_win_release(win, 1);
+    rc = rmx_win_release(win, RMX_WIN_BARRIER);
     *winp = NULL;
     return rc;
 }

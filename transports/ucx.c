@@ -143,6 +143,26 @@ void rmx_ucx_ep_close(rmx_ucx_t *u, ucp_ep_h ep, int flush_first)
     }
 }
 
+int rmx_ucx_flush_eps(rmx_ucx_t *u, ucp_ep_h *eps, int n)
+{
+    ucs_status_ptr_t *reqs = calloc((size_t)n + 1, sizeof(*reqs));
+    if (reqs == NULL)
+        return RMX_ERR_NOMEM;
+    ucp_request_param_t prm = {.op_attr_mask = 0};
+    for (int i = 0; i < n; i++)
+        reqs[i] = ucp_ep_flush_nbx(eps[i], &prm);
+    /* Each wait progresses the worker, which advances all of them; a later wait finds its request
+     * done or nearly so, so the total time is that of the slowest peer. */
+    int rc = RMX_OK;
+    for (int i = 0; i < n; i++) {
+        int rc1 = rmx_ucx_wait(u, reqs[i]);
+        if (rc == RMX_OK)
+            rc = rc1;
+    }
+    free(reqs);
+    return rc;
+}
+
 int rmx_ucx_mem_map(rmx_ucx_t *u, void *addr, size_t len, ucp_mem_h *memh, void **out_addr)
 {
     ucp_mem_map_params_t mp = {

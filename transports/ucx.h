@@ -45,6 +45,9 @@ int rmx_ucx_rkey_pack(rmx_ucx_t *u, ucp_mem_h memh, void **buf, size_t *len);
 void rmx_ucx_rkey_buffer_release(void *buf);
 int rmx_ucx_rkey_unpack(ucp_ep_h ep, const void *buf, ucp_rkey_h *rkey);
 int rmx_ucx_status(ucs_status_t st);
+/* Flush n endpoints at once (one round trip, not n): every operation issued on them completes
+ * at the target.  The first error, or RMX_ERR_TIMEOUT. */
+int rmx_ucx_flush_eps(rmx_ucx_t *u, ucp_ep_h *eps, int n);
 /* Which transports an endpoint uses for RMA/AMO, into buf (for diagnostics and tests). */
 int rmx_ucx_ep_describe(ucp_ep_h ep, char *buf, size_t len);
 
