@@ -27,9 +27,11 @@
  *    it mapped until rmx_finalize (a window from rmx_win_create: keep its memory valid until then).
  *    rmx_finalize waits (up to peer_timeout_s) until every request this rank sent to a live
  *    peer has been answered before it closes its endpoints.
- *    Known limit (UCX 1.13, not rmx): where UCX emulates atomics and gets in software (tcp), a
- *    rank killed while its own request to a peer is in flight can take that peer down with it:
- *    UCX aborts when the answer cannot be sent (ucp_request_try_send: "Fatal: unexpected error").
+ *    Known limit (UCX 1.13 and later, not rmx): where UCX emulates atomics and gets in software
+ *    (tcp), the target aborts if its answer to a request cannot be sent because the socket to
+ *    the requester is already reset (ucp_request_try_send: "Fatal: unexpected error").  rmx
+ *    never closes with a request outstanding; a rank killed with one in flight could still hit
+ *    it (tests/test_peer_failure.c kills a rank in the middle of its requests; not seen there).
  *  - Handles stay recognisable after release: a freed window or finalized context passed again
  *    yields RMX_ERR_WIN / RMX_ERR_CTX rather than undefined behaviour (rmx keeps a few bytes of
  *    tombstone per released handle for this).

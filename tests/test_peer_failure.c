@@ -8,6 +8,7 @@
  * Timeouts are small (peer_timeout_s = 2) to keep the suite short; detection latency is printed,
  * not asserted (the machine is shared), and the Criterion timeout bounds every test.
  */
+#include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include "harness.h"
@@ -19,6 +20,8 @@
 
 typedef struct {
     volatile double died_at; /* CLOCK_MONOTONIC seconds, set by the victim just before dying */
+    volatile pid_t victim_pid;
+    volatile long victim_rounds; /* DIE_KILLED_BUSY: request rounds the victim completed */
 } death_note_t;
 
 static death_note_t *note;
@@ -28,6 +31,7 @@ typedef enum {
     DIE_IN_SYNC_LOOP,   /* take part in 20 sync_alls, then die: survivors are inside one    */
     DIE_AFTER_WIN_ALLOCATE, /* take part in one more window's creation, then die            */
     DIE_HOLDING_LOCK,   /* take rank 0's lock exclusively, then die without unlocking       */
+    DIE_KILLED_BUSY,    /* issue requests to both survivors in a loop until rank 0 kills it */
 } death_kind_t;
 
 typedef struct scenario {
@@ -272,6 +276,23 @@ static int rank_peer_dies(const rmx_config_t *cfg, void *arg)
                 RANK_OK(rmx_sync_all(ctx));
         else if (sc->death == DIE_AFTER_WIN_ALLOCATE)
             RANK_OK(rmx_win_allocate(ctx, 64, &b, &w));
+        else if (sc->death == DIE_KILLED_BUSY) {
+            /* Requests that each survivor must answer (over tcp UCX serves them in software):
+             * fetching atomics, emulated ones (a CSWAP loop), gets, lock attempts. */
+            note->victim_pid = getpid();
+            uint64_t one = 1, old;
+            int64_t v = 0, was;
+            unsigned char buf[2048];
+            for (;;) {
+                (void)rmx_rmw(win, &one, 1, RMX_UINT64, &old, 0, 512, RMX_MODE_NOCHECK, RMX_OP_SUM);
+                (void)rmx_get(win, buf, sizeof(buf), 1, 0);
+                (void)rmx_rmw(win, &v, 1, RMX_INT64, &was, 1, 520, RMX_MODE_NOCHECK, RMX_OP_MAX);
+                if (rmx_win_lock(win, RMX_LOCK_SHARED, 0, 0) == RMX_OK)
+                    (void)rmx_win_unlock(win, 0);
+                v++;
+                note->victim_rounds++;
+            }
+        }
         else if (sc->death == DIE_HOLDING_LOCK) {
             RANK_OK(rmx_win_lock(win, RMX_LOCK_EXCLUSIVE, 0, 0));
             usleep(300 * 1000);
@@ -287,6 +308,9 @@ static int rank_peer_dies(const rmx_config_t *cfg, void *arg)
             me, rmx_strerror(rc), latency);
     RANK_RC(RMX_ERR_PEER, rc);
     RANK_ASSERT(latency >= 0, "an error before the victim died");
+    if (sc->death == DIE_KILLED_BUSY)
+        RANK_ASSERT(note->victim_rounds > 10, "the victim was not busy: %ld request rounds",
+                    note->victim_rounds);
 
     survivors_still_work(ctx, win, base);
     /* both survivors are done with each other before either tears down */
@@ -300,16 +324,38 @@ static int rank_peer_dies(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
+/* DIE_KILLED_BUSY: a thread of the test process kills the victim, so that both survivors are
+ * inside sync_all, answering its requests, when it dies. */
+static void *kill_the_busy_victim(void *arg)
+{
+    (void)arg;
+    double give_up = now_s() + 30;
+    while (note->victim_pid == 0 && now_s() < give_up)
+        usleep(1000);
+    usleep(300 * 1000);
+    note->died_at = now_s();
+    if (note->victim_pid != 0)
+        kill(note->victim_pid, SIGKILL);
+    return NULL;
+}
+
 static void run_scenario(const scenario_t *sc)
 {
     note = mmap(NULL, sizeof(*note), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     cr_assert(note != MAP_FAILED);
     note->died_at = 0;
+    note->victim_pid = 0;
+    note->victim_rounds = 0;
     rmx_config_t cfg;
     rmx_config_init(&cfg);
     cfg.peer_timeout_s = PEER_TIMEOUT_S;
     int status[NRANKS];
+    pthread_t killer;
+    if (sc->death == DIE_KILLED_BUSY)
+        cr_assert_eq(pthread_create(&killer, NULL, kill_the_busy_victim, NULL), 0);
     int rc = rmx_fork_run(NRANKS, rank_peer_dies, (void *)sc, &cfg, 60, status);
+    if (sc->death == DIE_KILLED_BUSY)
+        pthread_join(killer, NULL);
     for (int r = 0; r < NRANKS; r++)
         cr_expect_eq(status[r], r == VICTIM ? 128 + SIGKILL : 0, "%s: rank %d exited with %d",
                      sc->name, r, status[r]);
@@ -344,6 +390,8 @@ SCENARIO(dies_while_others_wait_for_its_lock_tcp, keep_locking_victim, DIE_IDLE,
 SCENARIO(dies_during_puts_tcp, keep_putting, DIE_IDLE, 1)
 SCENARIO(dies_during_large_gets_tcp, keep_getting_large, DIE_IDLE, 1)
 SCENARIO(dies_between_sync_alls_tcp, keep_syncing, DIE_IN_SYNC_LOOP, 1)
+SCENARIO(killed_while_it_sends_requests_shm, keep_syncing, DIE_KILLED_BUSY, 0)
+SCENARIO(killed_while_it_sends_requests_tcp, keep_syncing, DIE_KILLED_BUSY, 1)
 
 /*
  * After a failure, one survivor finalizes while the other is busy and does not progress.  Its
