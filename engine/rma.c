@@ -36,7 +36,7 @@ int rmx_get(rmx_win_t *win, void *dst, size_t len, int target, size_t disp)
         return RMX_OK;
     rmx_ctx_t *ctx = win->ctx;
     ctx->stats.gets++;
-    if ((rc = rmx_tracker_before_access(win, target, disp, len)) != RMX_OK)
+    if ((rc = rmx_tracker_access(win, target, disp, len)) != RMX_OK)
         return rc;
     ctx->stats.ucp_gets++;
     return rmx_ucx_get(&ctx->ucx, rmx_ep(ctx, target), dst, len,

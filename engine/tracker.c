@@ -344,12 +344,23 @@ static void untouch_all(rmx_tracker_t *t)
     t->ntouched = 0;
 }
 
+/* The segment ends: a run that still holds a single put counts as lonely (a loop of one put per
+ * segment, as in put-then-sync, gains nothing from staging), and no later put can merge with
+ * this segment's last one. */
+static inline void end_of_segment(rmx_target_state_t *ts)
+{
+    if (ts->stage.win != NULL)
+        ts->lonely_runs = ts->stage.merged ? 0 : ts->lonely_runs + 1;
+    ts->last_win = NULL;
+}
+
 static int complete_all(rmx_ctx_t *ctx)
 {
     rmx_tracker_t *t = ctx->tracker;
     int rc = RMX_OK, npending = 0, last = -1;
     for (int i = 0; i < t->ntouched; i++) {
         int target = t->touched[i];
+        end_of_segment(&t->tgt[target]);
         int rc2 = issue_stage(&t->tgt[target], target);
         rc = rc != RMX_OK ? rc : rc2;
         if (has_pending(&t->tgt[target])) {

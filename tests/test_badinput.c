@@ -335,12 +335,12 @@ static int rank_bad_input_table(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(badinput, every_row_exact_code_nothing_written_2_ranks, .timeout = 60)
+Test(badinput, every_row_exact_code_nothing_written_2_ranks, .timeout = RMX_T(60))
 {
     run_ranks(2, rank_bad_input_table, NULL);
 }
 
-Test(badinput, every_row_exact_code_nothing_written_3_ranks, .timeout = 60)
+Test(badinput, every_row_exact_code_nothing_written_3_ranks, .timeout = RMX_T(60))
 {
     run_ranks(3, rank_bad_input_table, NULL);
 }

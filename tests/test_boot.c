@@ -8,16 +8,16 @@ static int run_mpirun(int np)
     /* RMX_TEST_WRAPPER (make valgrind) runs each rank under a checker, not mpirun itself. */
     const char *wrapper = getenv("RMX_TEST_WRAPPER");
     snprintf(cmd, sizeof(cmd),
-             "timeout 120 mpirun --allow-run-as-root --oversubscribe -np %d %s %s/prog_pmix %d",
-             np, wrapper != NULL ? wrapper : "", RMX_TEST_BIN_DIR, np);
+             "timeout %d mpirun --allow-run-as-root --oversubscribe -np %d %s %s/prog_pmix %d",
+             RMX_T(120), np, wrapper != NULL ? wrapper : "", RMX_TEST_BIN_DIR, np);
     int ws = system(cmd);
     return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
 }
 
-Test(boot, pmix_under_mpirun_2_ranks, .timeout = 150) { cr_expect_eq(run_mpirun(2), 0); }
-Test(boot, pmix_under_mpirun_3_ranks, .timeout = 150) { cr_expect_eq(run_mpirun(3), 0); }
+Test(boot, pmix_under_mpirun_2_ranks, .timeout = RMX_T(150)) { cr_expect_eq(run_mpirun(2), 0); }
+Test(boot, pmix_under_mpirun_3_ranks, .timeout = RMX_T(150)) { cr_expect_eq(run_mpirun(3), 0); }
 
-Test(boot, explicit_pmix_without_a_launcher_is_a_bootstrap_error, .timeout = 60)
+Test(boot, explicit_pmix_without_a_launcher_is_a_bootstrap_error, .timeout = RMX_T(60))
 {
     /* Criterion's own process was not started by a PMIx launcher. */
     unsetenv("PMIX_NAMESPACE");
@@ -55,7 +55,7 @@ static int rank_oob(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(boot, oob_callbacks_give_rank_and_size_5_ranks, .timeout = 60) { run_ranks(5, rank_oob, NULL); }
+Test(boot, oob_callbacks_give_rank_and_size_5_ranks, .timeout = RMX_T(60)) { run_ranks(5, rank_oob, NULL); }
 
 /* A rank that dies is reported by rmx_fork_run, and the others' collectives do not hang. */
 static int rank_dies_early(const rmx_config_t *cfg, void *arg)
@@ -68,10 +68,10 @@ static int rank_dies_early(const rmx_config_t *cfg, void *arg)
     return rc == RMX_OK ? 10 : 0;
 }
 
-Test(boot, a_dead_rank_fails_the_others_init, .timeout = 60)
+Test(boot, a_dead_rank_fails_the_others_init, .timeout = RMX_T(60))
 {
     int status[3];
-    int rc = rmx_fork_run(3, rank_dies_early, NULL, NULL, 30, status);
+    int rc = rmx_fork_run(3, rank_dies_early, NULL, NULL, RMX_T(30), status);
     cr_expect_eq(rc, RMX_ERR_PEER);
     cr_expect_eq(status[1], 3);
     cr_expect_eq(status[0], 0);

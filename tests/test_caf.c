@@ -64,8 +64,8 @@ static void expect_failure_saying(const char *prog, int np, const char *text)
 }
 
 #define CAF_TEST(prog)                                                                   \
-    Test(caf, prog##_2_images, .timeout = 90) { expect_pass(#prog, 2); }                 \
-    Test(caf, prog##_4_images, .timeout = 90) { expect_pass(#prog, 4); }
+    Test(caf, prog##_2_images, .timeout = RMX_T(90)) { expect_pass(#prog, 2); }                 \
+    Test(caf, prog##_4_images, .timeout = RMX_T(90)) { expect_pass(#prog, 4); }
 
 CAF_TEST(caf_images)
 CAF_TEST(caf_rma)
@@ -75,12 +75,12 @@ CAF_TEST(caf_stop)
 CAF_TEST(caf_atomic)
 CAF_TEST(caf_lock)
 
-Test(caf, error_stop_ends_every_image_with_failure, .timeout = 90)
+Test(caf, error_stop_ends_every_image_with_failure, .timeout = RMX_T(90))
 {
     expect_failure_saying("fail_error_stop", 2, "ERROR STOP 7");
 }
 
-Test(caf, unsupported_feature_fails_naming_the_entry_point, .timeout = 90)
+Test(caf, unsupported_feature_fails_naming_the_entry_point, .timeout = RMX_T(90))
 {
     expect_failure_saying("fail_unsupported", 2, "_gfortran_caf_get: not supported");
 }

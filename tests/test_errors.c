@@ -76,12 +76,12 @@ static int rank_bad_inputs(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(errors, bad_inputs_give_their_code_and_write_nothing_2_ranks, .timeout = 60)
+Test(errors, bad_inputs_give_their_code_and_write_nothing_2_ranks, .timeout = RMX_T(60))
 {
     run_ranks(2, rank_bad_inputs, NULL);
 }
 
-Test(errors, bad_inputs_give_their_code_and_write_nothing_4_ranks, .timeout = 60)
+Test(errors, bad_inputs_give_their_code_and_write_nothing_4_ranks, .timeout = RMX_T(60))
 {
     run_ranks(4, rank_bad_inputs, NULL);
 }

@@ -86,7 +86,7 @@ static int rank_get_modify_put(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(lock, exclusive_get_modify_put_loses_no_update_4_ranks, .timeout = 120)
+Test(lock, exclusive_get_modify_put_loses_no_update_4_ranks, .timeout = RMX_T(120))
 {
     run_ranks(4, rank_get_modify_put, NULL);
 }
@@ -121,7 +121,7 @@ static int rank_two_readers(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(lock, shared_admits_two_readers_at_once, .timeout = 120)
+Test(lock, shared_admits_two_readers_at_once, .timeout = RMX_T(120))
 {
     run_ranks(3, rank_two_readers, NULL);
 }
@@ -160,7 +160,7 @@ static int rank_readers_writers(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(lock, readers_exclude_writers_4_ranks, .timeout = 120)
+Test(lock, readers_exclude_writers_4_ranks, .timeout = RMX_T(120))
 {
     run_ranks(4, rank_readers_writers, NULL);
 }
@@ -213,7 +213,7 @@ static int rank_implicit_waits(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(lock, implicit_epoch_waits_for_holder_nocheck_does_not, .timeout = 60)
+Test(lock, implicit_epoch_waits_for_holder_nocheck_does_not, .timeout = RMX_T(60))
 {
     run_ranks(2, rank_implicit_waits, NULL);
 }
@@ -256,7 +256,7 @@ static int rank_unlock_completes(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(lock, unlock_completes_the_epochs_puts_4_ranks, .timeout = 60)
+Test(lock, unlock_completes_the_epochs_puts_4_ranks, .timeout = RMX_T(60))
 {
     run_ranks(4, rank_unlock_completes, NULL);
 }
@@ -315,7 +315,7 @@ static int rank_lock_errors(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(lock, misuse_gives_its_code_2_ranks, .timeout = 60)
+Test(lock, misuse_gives_its_code_2_ranks, .timeout = RMX_T(60))
 {
     run_ranks(2, rank_lock_errors, NULL);
 }
@@ -359,7 +359,7 @@ static int rank_writer_not_starved(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(lock, writer_gets_in_while_readers_keep_reading_4_ranks, .timeout = 60)
+Test(lock, writer_gets_in_while_readers_keep_reading_4_ranks, .timeout = RMX_T(60))
 {
     run_ranks(4, rank_writer_not_starved, NULL);
 }
@@ -404,7 +404,7 @@ static int rank_unlock_completes_all_targets(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(lock, unlock_completes_puts_to_every_target_3_ranks, .timeout = 60)
+Test(lock, unlock_completes_puts_to_every_target_3_ranks, .timeout = RMX_T(60))
 {
     run_ranks(3, rank_unlock_completes_all_targets, NULL);
 }

@@ -353,7 +353,7 @@ static void run_scenario(const scenario_t *sc)
     pthread_t killer;
     if (sc->death == DIE_KILLED_BUSY)
         cr_assert_eq(pthread_create(&killer, NULL, kill_the_busy_victim, NULL), 0);
-    int rc = rmx_fork_run(NRANKS, rank_peer_dies, (void *)sc, &cfg, 60, status);
+    int rc = rmx_fork_run(NRANKS, rank_peer_dies, (void *)sc, &cfg, RMX_T(60), status);
     if (sc->death == DIE_KILLED_BUSY)
         pthread_join(killer, NULL);
     for (int r = 0; r < NRANKS; r++)
@@ -364,7 +364,7 @@ static void run_scenario(const scenario_t *sc)
 }
 
 #define SCENARIO(id, op, death_, tcp_)                                                       \
-    Test(peer, id, .timeout = 40)                                                            \
+    Test(peer, id, .timeout = RMX_T(40))                                                            \
     {                                                                                        \
         static const scenario_t sc = {#id, op, death_, tcp_};                               \
         run_scenario(&sc);                                                                   \
@@ -442,7 +442,7 @@ static int rank_finalizes_while_a_survivor_is_busy(const rmx_config_t *cfg, void
     return 0;
 }
 
-Test(peer, a_survivor_finalizes_while_another_is_busy_tcp, .timeout = 40)
+Test(peer, a_survivor_finalizes_while_another_is_busy_tcp, .timeout = RMX_T(40))
 {
     note = mmap(NULL, sizeof(*note), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     cr_assert(note != MAP_FAILED);
@@ -451,7 +451,7 @@ Test(peer, a_survivor_finalizes_while_another_is_busy_tcp, .timeout = 40)
     rmx_config_init(&cfg);
     cfg.peer_timeout_s = PEER_TIMEOUT_S;
     int status[NRANKS];
-    (void)rmx_fork_run(NRANKS, rank_finalizes_while_a_survivor_is_busy, NULL, &cfg, 60, status);
+    (void)rmx_fork_run(NRANKS, rank_finalizes_while_a_survivor_is_busy, NULL, &cfg, RMX_T(60), status);
     for (int r = 0; r < NRANKS; r++)
         cr_expect_eq(status[r], r == VICTIM ? 128 + SIGKILL : 0, "rank %d exited with %d", r,
                      status[r]);

@@ -62,10 +62,10 @@ static int rank_created_window(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(rma, put_get_1B_to_8MiB_allocated_2_ranks, .timeout = 120) { run_ranks(2, rank_allocated_window, NULL); }
-Test(rma, put_get_1B_to_8MiB_allocated_4_ranks, .timeout = 120) { run_ranks(4, rank_allocated_window, NULL); }
-Test(rma, put_get_1B_to_8MiB_created_2_ranks, .timeout = 120) { run_ranks(2, rank_created_window, NULL); }
-Test(rma, put_get_1B_to_8MiB_created_4_ranks, .timeout = 120) { run_ranks(4, rank_created_window, NULL); }
+Test(rma, put_get_1B_to_8MiB_allocated_2_ranks, .timeout = RMX_T(120)) { run_ranks(2, rank_allocated_window, NULL); }
+Test(rma, put_get_1B_to_8MiB_allocated_4_ranks, .timeout = RMX_T(120)) { run_ranks(4, rank_allocated_window, NULL); }
+Test(rma, put_get_1B_to_8MiB_created_2_ranks, .timeout = RMX_T(120)) { run_ranks(2, rank_created_window, NULL); }
+Test(rma, put_get_1B_to_8MiB_created_4_ranks, .timeout = RMX_T(120)) { run_ranks(4, rank_created_window, NULL); }
 
 /* Every rank writes its slot of every other rank's window; all slots arrive, none overlap. */
 static int rank_all_to_all(const rmx_config_t *cfg, void *arg)
@@ -90,7 +90,7 @@ static int rank_all_to_all(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(rma, all_to_all_slots_4_ranks, .timeout = 60) { run_ranks(4, rank_all_to_all, NULL); }
+Test(rma, all_to_all_slots_4_ranks, .timeout = RMX_T(60)) { run_ranks(4, rank_all_to_all, NULL); }
 
 /* A get after a put of the same bytes in one segment sees the put (flow dependency). */
 static int rank_get_after_put(const rmx_config_t *cfg, void *arg)
@@ -113,7 +113,7 @@ static int rank_get_after_put(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(rma, get_after_put_sees_the_put_2_ranks, .timeout = 60) { run_ranks(2, rank_get_after_put, NULL); }
+Test(rma, get_after_put_sees_the_put_2_ranks, .timeout = RMX_T(60)) { run_ranks(2, rank_get_after_put, NULL); }
 
 /* Zero-length windows and zero-length transfers are legal and move nothing. */
 static int rank_zero_lengths(const rmx_config_t *cfg, void *arg)
@@ -144,4 +144,4 @@ static int rank_zero_lengths(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(rma, zero_length_windows_and_transfers, .timeout = 60) { run_ranks(2, rank_zero_lengths, NULL); }
+Test(rma, zero_length_windows_and_transfers, .timeout = RMX_T(60)) { run_ranks(2, rank_zero_lengths, NULL); }

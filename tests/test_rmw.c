@@ -223,7 +223,7 @@ static int rank_every_op_every_type(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(rmw, every_op_every_datatype_against_reference_2_ranks, .timeout = 60)
+Test(rmw, every_op_every_datatype_against_reference_2_ranks, .timeout = RMX_T(60))
 {
     run_ranks(2, rank_every_op_every_type, NULL);
 }
@@ -264,7 +264,7 @@ static int rank_fetch_xor(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(rmw, fetch_xor_returns_old_and_stores_old_xor_operand, .timeout = 60)
+Test(rmw, fetch_xor_returns_old_and_stores_old_xor_operand, .timeout = RMX_T(60))
 {
     run_ranks(2, rank_fetch_xor, NULL);
 }
@@ -324,7 +324,7 @@ static int rank_native_or_emulated(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(rmw, native_and_emulated_paths_counted, .timeout = 60)
+Test(rmw, native_and_emulated_paths_counted, .timeout = RMX_T(60))
 {
     run_ranks(2, rank_native_or_emulated, NULL);
 }
@@ -381,7 +381,7 @@ static int rank_float_compares(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(rmw, floats_compare_by_value_nan_and_signed_zero, .timeout = 60)
+Test(rmw, floats_compare_by_value_nan_and_signed_zero, .timeout = RMX_T(60))
 {
     run_ranks(2, rank_float_compares, NULL);
 }
@@ -434,7 +434,7 @@ static int rank_inc_contention(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(rmw, inc_4_ranks_x_100000_ends_at_400000, .timeout = 120)
+Test(rmw, inc_4_ranks_x_100000_ends_at_400000, .timeout = RMX_T(120))
 {
     contention_t c = {ITERS};
     run_ranks(4, rank_inc_contention, &c);
@@ -488,7 +488,7 @@ static int rank_emulated_contention(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(rmw, emulated_ops_against_native_4_ranks_x_100000, .timeout = 180)
+Test(rmw, emulated_ops_against_native_4_ranks_x_100000, .timeout = RMX_T(180))
 {
     contention_t c = {ITERS};
     run_ranks(4, rank_emulated_contention, &c);
@@ -535,7 +535,7 @@ static int rank_max_contention(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(rmw, max_4_ranks_x_100000_distinct_proposals, .timeout = 120)
+Test(rmw, max_4_ranks_x_100000_distinct_proposals, .timeout = RMX_T(120))
 {
     contention_t c = {ITERS};
     run_ranks(4, rank_max_contention, &c);
@@ -572,7 +572,7 @@ static int rank_created_window_inc(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(rmw, created_window_inc_sum_prod_4_ranks, .timeout = 60)
+Test(rmw, created_window_inc_sum_prod_4_ranks, .timeout = RMX_T(60))
 {
     run_ranks(4, rank_created_window_inc, NULL);
 }
@@ -705,7 +705,7 @@ static int rank_rmw_bad_inputs(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(rmw, bad_inputs_give_their_code_and_write_nothing_2_ranks, .timeout = 60)
+Test(rmw, bad_inputs_give_their_code_and_write_nothing_2_ranks, .timeout = RMX_T(60))
 {
     run_ranks(2, rank_rmw_bad_inputs, NULL);
 }

@@ -2,7 +2,7 @@
  * every sync_all) inside make check; `make stress` runs the full 60 s. */
 #include "harness.h"
 
-Test(stress, random_mixed_ops_4_ranks_5_s_no_lost_or_corrupted_bytes, .timeout = 120)
+Test(stress, random_mixed_ops_4_ranks_5_s_no_lost_or_corrupted_bytes, .timeout = RMX_T(120))
 {
     char cmd[512];
     snprintf(cmd, sizeof(cmd), "%s/prog_stress 5 4 %d", RMX_TEST_BIN_DIR, (int)getpid() % 1000);

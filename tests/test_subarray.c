@@ -487,7 +487,7 @@ static int rank_random_put_get(const rmx_config_t *cfg, void *arg)
 }
 
 /* Coalescing off: each remote run must be its own UCP put, so the count is exact. */
-Test(subarray, random_put_get_sub_match_reference_2_ranks, .timeout = 120)
+Test(subarray, random_put_get_sub_match_reference_2_ranks, .timeout = RMX_T(120))
 {
     rmx_config_t cfg;
     rmx_config_init(&cfg);
@@ -554,7 +554,7 @@ static int rank_column_to_row(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(subarray, column_to_row_and_back_2_ranks, .timeout = 60)
+Test(subarray, column_to_row_and_back_2_ranks, .timeout = RMX_T(60))
 {
     rmx_config_t cfg;
     rmx_config_init(&cfg);
@@ -592,7 +592,7 @@ static int rank_get_sub_after_put_sub(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(subarray, get_sub_after_put_sub_sees_the_put_2_ranks, .timeout = 60)
+Test(subarray, get_sub_after_put_sub_sees_the_put_2_ranks, .timeout = RMX_T(60))
 {
     run_ranks(2, rank_get_sub_after_put_sub, NULL);
 }
@@ -684,7 +684,7 @@ static int rank_bad_descriptors(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(subarray, bad_descriptors_give_their_code_and_send_nothing_2_ranks, .timeout = 60)
+Test(subarray, bad_descriptors_give_their_code_and_send_nothing_2_ranks, .timeout = RMX_T(60))
 {
     run_ranks(2, rank_bad_descriptors, NULL);
 }
@@ -693,7 +693,7 @@ Test(subarray, bad_descriptors_give_their_code_and_send_nothing_2_ranks, .timeou
 
 /* `make fuzz` builds it (clang); when present, 20000 deterministic runs (about a second) must
  * find nothing.  Crash inputs and the log land next to the binary. */
-Test(subarray, fuzz_target_20000_runs_if_built, .timeout = 120)
+Test(subarray, fuzz_target_20000_runs_if_built, .timeout = RMX_T(120))
 {
     const char *dir = RMX_TEST_BIN_DIR;
     char bin[1024], cmd[4096];

@@ -37,8 +37,8 @@ static int rank_barrier_rounds(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(sync, sync_all_is_a_barrier_3_ranks, .timeout = 60) { run_ranks(3, rank_barrier_rounds, NULL); }
-Test(sync, sync_all_is_a_barrier_4_ranks, .timeout = 60) { run_ranks(4, rank_barrier_rounds, NULL); }
+Test(sync, sync_all_is_a_barrier_3_ranks, .timeout = RMX_T(60)) { run_ranks(3, rank_barrier_rounds, NULL); }
+Test(sync, sync_all_is_a_barrier_4_ranks, .timeout = RMX_T(60)) { run_ranks(4, rank_barrier_rounds, NULL); }
 
 /* Pairs (0,1) and (2,3) sync with each other only; the pair's put is visible after the sync.
  * Rank 2 dawdles: ranks 0 and 1 must not be held up by it (they never name it). */
@@ -71,7 +71,7 @@ static int rank_pairs(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(sync, sync_images_pairs_are_independent_4_ranks, .timeout = 60) { run_ranks(4, rank_pairs, NULL); }
+Test(sync, sync_images_pairs_are_independent_4_ranks, .timeout = RMX_T(60)) { run_ranks(4, rank_pairs, NULL); }
 
 /* Rank 0 syncs with everyone (the list form and the NULL form); the others name rank 0 only. */
 static int rank_star(const rmx_config_t *cfg, void *arg)
@@ -105,4 +105,4 @@ static int rank_star(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(sync, sync_images_star_4_ranks, .timeout = 60) { run_ranks(4, rank_star, NULL); }
+Test(sync, sync_images_star_4_ranks, .timeout = RMX_T(60)) { run_ranks(4, rank_star, NULL); }

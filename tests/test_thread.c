@@ -114,7 +114,7 @@ static int rank_foreign_thread(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(thread, every_entry_point_refuses_a_foreign_thread_2_ranks, .timeout = 60)
+Test(thread, every_entry_point_refuses_a_foreign_thread_2_ranks, .timeout = RMX_T(60))
 {
     run_ranks(2, rank_foreign_thread, NULL);
 }
@@ -149,7 +149,7 @@ static void *own_context(void *arg)
     return NULL;
 }
 
-Test(thread, one_context_per_thread_side_by_side, .timeout = 60)
+Test(thread, one_context_per_thread_side_by_side, .timeout = RMX_T(60))
 {
     pthread_t th[4];
     int result[4];

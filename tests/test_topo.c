@@ -30,7 +30,7 @@ static int rank_bound_to_core(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(topo, rmx_bind_core_binds_each_rank_to_one_cpu, .timeout = 60)
+Test(topo, rmx_bind_core_binds_each_rank_to_one_cpu, .timeout = RMX_T(60))
 {
     run_ranks(2, rank_bound_to_core, NULL);
 }
@@ -52,7 +52,7 @@ static int rank_bound_by_config(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(topo, bind_numa_from_config, .timeout = 60) { run_ranks(1, rank_bound_by_config, NULL); }
+Test(topo, bind_numa_from_config, .timeout = RMX_T(60)) { run_ranks(1, rank_bound_by_config, NULL); }
 
 Test(topo, bad_rmx_bind_value_is_an_argument_error)
 {

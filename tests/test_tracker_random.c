@@ -379,15 +379,15 @@ static random_case_t case_default = {0x5eed0001, 0, 0};
 static random_case_t case_small_staging = {0x5eed0002, 0, 64};
 static random_case_t case_uncoalesced = {0x5eed0003, 1, 0};
 
-Test(tracker, random_schedule_matches_model_4_ranks, .timeout = 60)
+Test(tracker, random_schedule_matches_model_4_ranks, .timeout = RMX_T(60))
 {
     run_ranks_cfg(4, rank_random, &case_default, NULL, 60);
 }
-Test(tracker, random_schedule_matches_model_small_staging_3_ranks, .timeout = 60)
+Test(tracker, random_schedule_matches_model_small_staging_3_ranks, .timeout = RMX_T(60))
 {
     run_ranks_cfg(3, rank_random, &case_small_staging, NULL, 60);
 }
-Test(tracker, random_schedule_matches_model_uncoalesced_4_ranks, .timeout = 60)
+Test(tracker, random_schedule_matches_model_uncoalesced_4_ranks, .timeout = RMX_T(60))
 {
     run_ranks_cfg(4, rank_random, &case_uncoalesced, NULL, 60);
 }

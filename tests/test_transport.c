@@ -17,7 +17,7 @@ static int rank_describe_peer(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(transport, local_ranks_talk_over_shared_memory, .timeout = 60)
+Test(transport, local_ranks_talk_over_shared_memory, .timeout = RMX_T(60))
 {
     if (getenv("UCX_TLS") != NULL)
         cr_skip_test("UCX_TLS is set: the transport choice is the user's");
