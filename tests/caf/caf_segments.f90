@@ -101,6 +101,9 @@ program caf_segments
   g(:, 2:4)[right] = reshape([(real(i, 8), i = 1, 36)], [12, 3])
   call caf_rmx_stats(s1)
   if (s1(UCP_PUTS) - s0(UCP_PUTS) > 1) error stop 'a contiguous 2-d section must be one UCP put'
+  ! the first section's put may still be staged: complete it, so the count below is the block's
+  sync memory
+  call caf_rmx_stats(s1)
   g(1:6, 6:8)[right] = -1d0
   call caf_rmx_stats(s2)
   if (s2(UCP_PUTS) - s1(UCP_PUTS) > 3) error stop 'a 6x3 block of a 12-row array is 3 runs at most'
