@@ -255,18 +255,26 @@ static void survivors_still_work(rmx_ctx_t *ctx, rmx_win_t *win, unsigned char *
     RANK_OK(rmx_sync_memory(ctx));
 }
 
-static int rank_peer_dies(const rmx_config_t *cfg, void *arg)
+/* Every rank: a context (over tcp if asked), a window of `bytes`, and a sync_all. */
+static rmx_ctx_t *open_rank(const rmx_config_t *cfg, int tcp, size_t bytes, unsigned char **base,
+                            rmx_win_t **win)
 {
-    const scenario_t *sc = arg;
-    if (sc->tcp)
+    if (tcp)
         setenv("UCX_TLS", "tcp,self", 1);
     rmx_ctx_t *ctx;
     RANK_OK(rmx_init(cfg, &ctx));
-    int me = rmx_rank(ctx);
+    RANK_OK(rmx_win_allocate(ctx, bytes, (void **)base, win));
+    RANK_OK(rmx_sync_all(ctx));
+    return ctx;
+}
+
+static int rank_peer_dies(const rmx_config_t *cfg, void *arg)
+{
+    const scenario_t *sc = arg;
     unsigned char *base;
     rmx_win_t *win;
-    RANK_OK(rmx_win_allocate(ctx, WIN_BYTES * 64, (void **)&base, &win));
-    RANK_OK(rmx_sync_all(ctx));
+    rmx_ctx_t *ctx = open_rank(cfg, sc->tcp, WIN_BYTES * 64, &base, &win);
+    int me = rmx_rank(ctx);
 
     if (me == VICTIM) {
         void *b;
@@ -341,7 +349,9 @@ static void *kill_the_busy_victim(void *arg)
     return NULL;
 }
 
-static void run_scenario(const scenario_t *sc)
+/* Fork the three ranks of fn; the victim must die of SIGKILL and the survivors exit 0. */
+static void run_job_with_a_victim(const char *name, rmx_fork_main_t fn, void *arg, int kill_busy,
+                                  int want_rc)
 {
     note = mmap(NULL, sizeof(*note), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     cr_assert(note != MAP_FAILED);
@@ -353,20 +363,26 @@ static void run_scenario(const scenario_t *sc)
     cfg.peer_timeout_s = PEER_TIMEOUT_S;
     int status[NRANKS];
     pthread_t killer;
-    if (sc->death == DIE_KILLED_BUSY)
+    if (kill_busy)
         cr_assert_eq(pthread_create(&killer, NULL, kill_the_busy_victim, NULL), 0);
-    int rc = rmx_fork_run(NRANKS, rank_peer_dies, (void *)sc, &cfg, RMX_T(60), status);
-    if (sc->death == DIE_KILLED_BUSY)
+    int rc = rmx_fork_run(NRANKS, fn, arg, &cfg, RMX_T(60), status);
+    if (kill_busy)
         pthread_join(killer, NULL);
     for (int r = 0; r < NRANKS; r++)
         cr_expect_eq(status[r], r == VICTIM ? 128 + SIGKILL : 0, "%s: rank %d exited with %d",
-                     sc->name, r, status[r]);
-    cr_expect_eq(rc, RMX_ERR_PEER, "rmx_fork_run: %s", rmx_strerror(rc));
+                     name, r, status[r]);
+    cr_expect_eq(rc, want_rc, "%s: rmx_fork_run: %s", name, rmx_strerror(rc));
     munmap(note, sizeof(*note));
 }
 
+static void run_scenario(const scenario_t *sc)
+{
+    run_job_with_a_victim(sc->name, rank_peer_dies, (void *)sc, sc->death == DIE_KILLED_BUSY,
+                          RMX_ERR_PEER);
+}
+
 #define SCENARIO(id, op, death_, tcp_)                                                       \
-    Test(peer, id, .timeout = RMX_T(40))                                                            \
+    Test(peer, id, .timeout = RMX_T(40))                                                     \
     {                                                                                        \
         static const scenario_t sc = {#id, op, death_, tcp_};                               \
         run_scenario(&sc);                                                                   \
@@ -408,14 +424,10 @@ SCENARIO(killed_while_it_sends_requests_tcp, keep_syncing, DIE_KILLED_BUSY, 1)
 static int rank_finalizes_while_a_survivor_is_busy(const rmx_config_t *cfg, void *arg)
 {
     (void)arg;
-    setenv("UCX_TLS", "tcp,self", 1);
-    rmx_ctx_t *ctx;
-    RANK_OK(rmx_init(cfg, &ctx));
-    int me = rmx_rank(ctx);
     unsigned char *base;
     rmx_win_t *win;
-    RANK_OK(rmx_win_allocate(ctx, 4096, (void **)&base, &win));
-    RANK_OK(rmx_sync_all(ctx));
+    rmx_ctx_t *ctx = open_rank(cfg, 1, 4096, &base, &win);
+    int me = rmx_rank(ctx);
     if (me == VICTIM) {
         usleep(100 * 1000);
         die_now();
@@ -446,16 +458,6 @@ static int rank_finalizes_while_a_survivor_is_busy(const rmx_config_t *cfg, void
 
 Test(peer, a_survivor_finalizes_while_another_is_busy_tcp, .timeout = RMX_T(40))
 {
-    note = mmap(NULL, sizeof(*note), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    cr_assert(note != MAP_FAILED);
-    note->died_at = 0;
-    rmx_config_t cfg;
-    rmx_config_init(&cfg);
-    cfg.peer_timeout_s = PEER_TIMEOUT_S;
-    int status[NRANKS];
-    (void)rmx_fork_run(NRANKS, rank_finalizes_while_a_survivor_is_busy, NULL, &cfg, RMX_T(60), status);
-    for (int r = 0; r < NRANKS; r++)
-        cr_expect_eq(status[r], r == VICTIM ? 128 + SIGKILL : 0, "rank %d exited with %d", r,
-                     status[r]);
-    munmap(note, sizeof(*note));
+    run_job_with_a_victim("a_survivor_finalizes_while_another_is_busy_tcp",
+                          rank_finalizes_while_a_survivor_is_busy, NULL, 0, RMX_ERR_PEER);
 }
