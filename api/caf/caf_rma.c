@@ -644,13 +644,17 @@ static const char *ref_section(const caf_token_t *t, const caf_ref_t *ref, ptrdi
 /* Give an allocatable destination the section's shape (bounds 1..n), reallocating if needed. */
 static int reshape_destination(caf_desc_t *dst, const caf_section_t *rs)
 {
-    caf_section_t ls;
-    section_of(dst, &ls);
-    int same = dst->base_addr != NULL && ls.rank == rs->rank;
-    for (int j = 0; same && j < rs->rank; j++)
-        same = ls.n[j] == rs->n[j];
-    if (same)
-        return RMX_OK;
+    /* An unallocated destination's bounds and strides are whatever was on the stack: only an
+     * allocated one has a shape to compare (UBSan caught the multiplication of garbage). */
+    if (dst->base_addr != NULL) {
+        caf_section_t ls;
+        section_of(dst, &ls);
+        int same = ls.rank == rs->rank;
+        for (int j = 0; same && j < rs->rank; j++)
+            same = ls.n[j] == rs->n[j];
+        if (same)
+            return RMX_OK;
+    }
     size_t elem = caf_desc_elem(dst);
     free(dst->base_addr);
     dst->base_addr = malloc(rs->count * elem + 1);
