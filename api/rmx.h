@@ -66,6 +66,7 @@ enum {
     RMX_ERR_TRANSPORT   = -14, /* UCX reported an error                                           */
     RMX_ERR_UNSUPPORTED = -15, /* valid request this build cannot serve                           */
     RMX_ERR_THREAD      = -16, /* called from a thread that does not own the context             */
+    RMX_ERR_STOPPED     = -17, /* a rank this sync needs has begun rmx_finalize (it stopped)       */
 };
 
 /* A human-readable sentence for any value returned by rmx (never NULL). */
@@ -118,8 +119,15 @@ void rmx_config_init(rmx_config_t *cfg);
 /* ---------------------------------------------------------------- context */
 /* Create the context (collective over all ranks).  cfg NULL: defaults. */
 int rmx_init(const rmx_config_t *cfg, rmx_ctx_t **ctx);
-/* Complete all outstanding operations, free every window still open, release UCX. Collective. */
+/* Complete all outstanding operations, free every window still open, release UCX. Collective,
+ * as Fortran's normal termination: the rank first tells every other rank it has stopped, then
+ * waits until all ranks have called rmx_finalize (its windows stay reachable meanwhile).  A rank
+ * waiting in rmx_sync_all, or in rmx_sync_images naming a stopped rank, gets RMX_ERR_STOPPED
+ * instead of being matched by the finalize. */
 int rmx_finalize(rmx_ctx_t *ctx);
+/* RMX_OK while `rank` runs, RMX_ERR_STOPPED once it has begun rmx_finalize, RMX_ERR_PEER once it
+ * has failed (Fortran IMAGE_STATUS); RMX_ERR_RANK / RMX_ERR_CTX for bad arguments. */
+int rmx_peer_status(rmx_ctx_t *ctx, int rank);
 /* Rank / number of ranks; negative RMX_ERR_CTX for a bad context. */
 int rmx_rank(rmx_ctx_t *ctx);
 int rmx_size(rmx_ctx_t *ctx);

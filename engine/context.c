@@ -136,7 +136,7 @@ static int connect_peers(rmx_ctx_t *ctx)
 
 static int create_control_block(rmx_ctx_t *ctx)
 {
-    ctx->ctrl_len = sizeof(rmx_ctrl_t) + (size_t)ctx->size * sizeof(uint64_t);
+    ctx->ctrl_len = sizeof(rmx_ctrl_t) + 2 * (size_t)ctx->size * sizeof(uint64_t);
     void *addr;
     int rc = rmx_ucx_mem_map(&ctx->ucx, NULL, ctx->ctrl_len, &ctx->ctrl_memh, &addr);
     if (rc != RMX_OK)
@@ -277,8 +277,10 @@ int rmx_finalize(rmx_ctx_t *ctx)
     int rc = rmx_ctx_check(ctx);
     if (rc != RMX_OK)
         return rc;
-    /* Every rank's operations complete, and every rank stops accessing, before memory goes. */
-    rc = rmx_sync_all(ctx);
+    /* Every rank's operations complete, and every rank stops accessing, before memory goes:
+     * Fortran's normal termination, where an image's data stay reachable until all images
+     * have initiated it.  Not a sync_all: ranks still in one learn that this one stopped. */
+    rc = rmx_terminate(ctx);
     while (ctx->wins != NULL) {
         int rc2 = rmx_win_release(ctx->wins, rc == RMX_OK ? RMX_WIN_ALL_DONE
                                                            : RMX_WIN_OTHERS_UNKNOWN);

@@ -42,8 +42,16 @@ typedef struct rmx_peer {
 #define RMX_BARRIER_ROUNDS 32
 typedef struct rmx_ctrl {
     uint64_t barrier[RMX_BARRIER_ROUNDS]; /* dissemination round k: notifications received   */
-    uint64_t images[];                    /* images[r]: sync_images notifications from rank r */
+    uint64_t term[RMX_BARRIER_ROUNDS];    /* the same for finalize's termination barrier     */
+    /* [0, size): images[r], sync_images notifications from rank r; [size, 2 size): stopped[r],
+     * nonzero once rank r has begun rmx_finalize (rmx_ctrl_stopped) */
+    uint64_t images[];
 } rmx_ctrl_t;
+
+static inline volatile uint64_t *rmx_ctrl_stopped(rmx_ctrl_t *c, int size, int r)
+{
+    return &c->images[size + r];
+}
 
 struct rmx_tracker; /* engine/tracker.c */
 
@@ -62,6 +70,8 @@ struct rmx_ctx {
     size_t ctrl_len;
     rmx_remote_t *ctrl_remote;      /* [size] */
     uint64_t barrier_epoch;         /* sync_all calls completed */
+    uint64_t barriers_done;         /* of those, completed (announced when this rank stops) */
+    uint64_t term_epoch;            /* termination barriers (one per finalize) */
     uint64_t *images_sent;          /* [size] sync_images notifications sent to each rank */
 
     struct rmx_win *wins;           /* open windows (finalize frees them) */
@@ -185,8 +195,10 @@ int rmx_tracker_forget_window(rmx_win_t *win);
 
 /* ---- sync.c */
 int rmx_barrier_ucp(rmx_ctx_t *ctx);
+/* finalize: tell every rank this one stopped, then wait until all have (engine/sync.c). */
+int rmx_terminate(rmx_ctx_t *ctx);
 /* Progress until *word >= value (word updated by remote atomics), or a peer fails / time is up. */
-int rmx_wait_word_geq(rmx_ctx_t *ctx, volatile uint64_t *word, uint64_t value);
+
 /* The same, ending early only when `peer` (the one expected to bump the word) fails. */
 int rmx_wait_word_geq_from(rmx_ctx_t *ctx, volatile uint64_t *word, uint64_t value, int peer);
 

@@ -8,21 +8,35 @@
 #include <stdlib.h>
 #include "internal.h"
 
-static int any_peer_failed(rmx_ctx_t *ctx)
+/* A stopping rank announces 1 + the number of sync_all barriers it completed (rmx_terminate):
+ * it stopped before barrier `epoch` (1-based) if it completed fewer.  A rank that completed it
+ * had every rank enter it, so that barrier still completes everywhere. */
+static int stopped_before(rmx_ctx_t *ctx, int r, uint64_t epoch)
 {
-    for (int r = 0; r < ctx->size; r++)
+    uint64_t v = __atomic_load_n(rmx_ctrl_stopped(ctx->ctrl, ctx->size, r), __ATOMIC_ACQUIRE);
+    return v != 0 && v - 1 < epoch;
+}
+
+/* Stops end a wait only for these (never in the termination barrier, where all stop). */
+#define STOP_NEVER 0
+
+/* Why a wait on `peer` (< 0: on every rank, a collective) cannot end: RMX_ERR_PEER if it failed,
+ * RMX_ERR_STOPPED if it stopped before barrier `epoch` (UINT64_MAX: at all), else RMX_OK. */
+static int wait_broken(rmx_ctx_t *ctx, int peer, uint64_t epoch)
+{
+    int lo = peer >= 0 ? peer : 0, hi = peer >= 0 ? peer + 1 : ctx->size;
+    int rc = RMX_OK;
+    for (int r = lo; r < hi; r++) {
         if (ctx->peers[r].failed)
-            return 1;
-    return 0;
+            return RMX_ERR_PEER;
+        if (epoch != STOP_NEVER && r != ctx->rank && stopped_before(ctx, r, epoch))
+            rc = RMX_ERR_STOPPED;
+    }
+    return rc;
 }
 
-/* peer < 0: any failed peer ends the wait (a collective needs them all). */
-static int wait_failed(rmx_ctx_t *ctx, int peer)
-{
-    return peer >= 0 ? ctx->peers[peer].failed : any_peer_failed(ctx);
-}
-
-int rmx_wait_word_geq_from(rmx_ctx_t *ctx, volatile uint64_t *word, uint64_t value, int peer)
+static int wait_word(rmx_ctx_t *ctx, volatile uint64_t *word, uint64_t value, int peer,
+                     uint64_t epoch)
 {
     unsigned idle = 0;
     /* A slow peer is legitimate here (it may compute for minutes before its sync), so there is no
@@ -33,42 +47,89 @@ int rmx_wait_word_geq_from(rmx_ctx_t *ctx, volatile uint64_t *word, uint64_t val
         if (rmx_ucx_progress(&ctx->ucx) != 0)
             continue;
         if ((++idle & 255) == 0) {
-            if (wait_failed(ctx, peer))
-                return RMX_ERR_PEER;
+            int rc = wait_broken(ctx, peer, epoch);
+            /* A rank notifies before it announces its stop, in order on one endpoint: once
+             * the stop is visible, a notification it sent is too. */
+            if (rc != RMX_OK && __atomic_load_n(word, __ATOMIC_ACQUIRE) < value)
+                return rc;
             sched_yield();
         }
     }
     return RMX_OK;
 }
 
-int rmx_wait_word_geq(rmx_ctx_t *ctx, volatile uint64_t *word, uint64_t value)
+int rmx_wait_word_geq_from(rmx_ctx_t *ctx, volatile uint64_t *word, uint64_t value, int peer)
 {
-    return rmx_wait_word_geq_from(ctx, word, value, -1);
+    return wait_word(ctx, word, value, peer, UINT64_MAX);
 }
 
-static int notify(rmx_ctx_t *ctx, int target, size_t offset)
+static int notify_value(rmx_ctx_t *ctx, int target, size_t offset, uint64_t one)
 {
-    uint64_t one = 1;
     rmx_remote_t *rc = &ctx->ctrl_remote[target];
     ctx->stats.ucp_amos++;
     return rmx_ucx_amo(&ctx->ucx, rmx_ep(ctx, target), UCP_ATOMIC_OP_ADD, &one, NULL,
                        sizeof(one), rc->addr + offset, rc->rkey);
 }
 
-/* Dissemination barrier: in round k rank i tells rank i+2^k, then waits to be told by i-2^k. */
+static int notify(rmx_ctx_t *ctx, int target, size_t offset)
+{
+    return notify_value(ctx, target, offset, 1);
+}
+
+/* Dissemination barrier on counters[RMX_BARRIER_ROUNDS] of every control block: in round k rank
+ * i tells rank i+2^k, then waits to be told by i-2^k. */
+static int barrier_on(rmx_ctx_t *ctx, size_t counters, uint64_t epoch, uint64_t stop_epoch)
+{
+    int rc = RMX_OK;
+    volatile uint64_t *mine = (volatile uint64_t *)((char *)ctx->ctrl + counters);
+    for (int k = 0, dist = 1; dist < ctx->size && rc == RMX_OK; k++, dist <<= 1) {
+        int to = (ctx->rank + dist) % ctx->size;
+        rc = notify(ctx, to, counters + (size_t)k * sizeof(uint64_t));
+        if (rc == RMX_OK)
+            rc = wait_word(ctx, &mine[k], epoch, -1, stop_epoch);
+    }
+    return rc;
+}
+
 int rmx_barrier_ucp(rmx_ctx_t *ctx)
 {
     uint64_t epoch = ++ctx->barrier_epoch;
-    int rc = RMX_OK;
-    for (int k = 0, dist = 1; dist < ctx->size && rc == RMX_OK; k++, dist <<= 1) {
-        int to = (ctx->rank + dist) % ctx->size;
-        rc = notify(ctx, to, offsetof(rmx_ctrl_t, barrier) + (size_t)k * sizeof(uint64_t));
-        if (rc == RMX_OK)
-            rc = rmx_wait_word_geq(ctx, &ctx->ctrl->barrier[k], epoch);
-    }
-    if (rc == RMX_OK)
+    int rc = barrier_on(ctx, offsetof(rmx_ctrl_t, barrier), epoch, epoch);
+    if (rc == RMX_OK) {
         ctx->stats.barriers++;
+        ctx->barriers_done++;
+    }
     return rc;
+}
+
+int rmx_terminate(rmx_ctx_t *ctx)
+{
+    int rc = rmx_tracker_complete(ctx, -1);
+    /* Notifications already sent (a sync_images just before finalize) reach each peer before
+     * the announcement: a waiter that sees the stop then sees them (wait_word). */
+    (void)rmx_ucx_fence(&ctx->ucx);
+    size_t stopped = offsetof(rmx_ctrl_t, images) + ((size_t)ctx->size + (size_t)ctx->rank) *
+                                                        sizeof(uint64_t);
+    for (int r = 0; r < ctx->size; r++)
+        if (r != ctx->rank && !ctx->peers[r].failed) /* a failed one is the barrier's to report */
+            (void)notify_value(ctx, r, stopped, ctx->barriers_done + 1);
+    int rc2 = barrier_on(ctx, offsetof(rmx_ctrl_t, term), ++ctx->term_epoch, STOP_NEVER);
+    return rc != RMX_OK ? rc : rc2;
+}
+
+int rmx_peer_status(rmx_ctx_t *ctx, int rank)
+{
+    int rc = rmx_ctx_check(ctx);
+    if (rc != RMX_OK)
+        return rc;
+    if (rank < 0 || rank >= ctx->size)
+        return RMX_ERR_RANK;
+    if (ctx->peers[rank].failed)
+        return RMX_ERR_PEER;
+    if (rank != ctx->rank &&
+        __atomic_load_n(rmx_ctrl_stopped(ctx->ctrl, ctx->size, rank), __ATOMIC_ACQUIRE) != 0)
+        return RMX_ERR_STOPPED;
+    return RMX_OK;
 }
 
 int rmx_sync_memory(rmx_ctx_t *ctx)

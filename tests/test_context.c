@@ -134,7 +134,7 @@ Test(context, strerror_explains_every_code)
     int codes[] = {RMX_OK, RMX_ERR_ARG, RMX_ERR_RANK, RMX_ERR_RANGE, RMX_ERR_ALIGN,
                    RMX_ERR_DATATYPE, RMX_ERR_OP, RMX_ERR_EPOCH, RMX_ERR_WIN, RMX_ERR_CTX,
                    RMX_ERR_NOMEM, RMX_ERR_PEER, RMX_ERR_TIMEOUT, RMX_ERR_BOOTSTRAP,
-                   RMX_ERR_TRANSPORT, RMX_ERR_UNSUPPORTED, RMX_ERR_THREAD};
+                   RMX_ERR_TRANSPORT, RMX_ERR_UNSUPPORTED, RMX_ERR_THREAD, RMX_ERR_STOPPED};
     size_t n = sizeof(codes) / sizeof(codes[0]);
     const char *unknown = rmx_strerror(12345);
     for (size_t i = 0; i < n; i++) {

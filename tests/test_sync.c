@@ -106,3 +106,85 @@ static int rank_star(const rmx_config_t *cfg, void *arg)
 }
 
 Test(sync, sync_images_star_4_ranks, .timeout = RMX_T(60)) { run_ranks(4, rank_star, NULL); }
+
+/* ---------------------------------------------------------------- a rank that stops */
+
+/* Rank `last` finalizes (Fortran: STOP) while the others go on.  Its finalize must not pass for
+ * their sync_all: those return RMX_ERR_STOPPED, every time; its window stays readable until all
+ * ranks have finalized; syncs that do not involve it keep working; and then every finalize
+ * returns RMX_OK. */
+static int rank_one_stops(const rmx_config_t *cfg, void *arg)
+{
+    (void)arg;
+    rmx_ctx_t *ctx;
+    RANK_OK(rmx_init(cfg, &ctx));
+    int me = rmx_rank(ctx), n = rmx_size(ctx), last = n - 1;
+    uint64_t *base;
+    rmx_win_t *win;
+    RANK_OK(rmx_win_allocate(ctx, 64, (void **)&base, &win));
+    base[0] = 1000 + (uint64_t)me;
+    RANK_OK(rmx_peer_status(ctx, last)); /* before the sync_all it cannot have stopped */
+    RANK_RC(RMX_ERR_RANK, rmx_peer_status(ctx, n));
+    RANK_OK(rmx_sync_all(ctx));
+    if (me == last) {
+        RANK_OK(rmx_finalize(ctx)); /* returns once the others have finalized too */
+        return 0;
+    }
+    RANK_RC(RMX_ERR_STOPPED, rmx_sync_all(ctx));
+    RANK_RC(RMX_ERR_STOPPED, rmx_peer_status(ctx, last));
+    RANK_OK(rmx_peer_status(ctx, me));
+    RANK_RC(RMX_ERR_STOPPED, rmx_sync_all(ctx)); /* still: it never comes back */
+    RANK_RC(RMX_ERR_STOPPED, rmx_sync_images(ctx, &last, 1));
+    uint64_t got = 0;
+    RANK_OK(rmx_get(win, &got, sizeof(got), last, 0)); /* its data remain reachable */
+    RANK_ASSERT(got == 1000 + (uint64_t)last, "the stopped rank's word reads %llu",
+                (unsigned long long)got);
+    /* the ranks still running synchronize among themselves */
+    int others[64], k = 0;
+    for (int r = 0; r < last; r++)
+        if (r != me)
+            others[k++] = r;
+    uint64_t v = (uint64_t)me;
+    RANK_OK(rmx_put(win, &v, sizeof(v), (me + 1) % last, 8));
+    RANK_OK(rmx_sync_images(ctx, others, k));
+    uint64_t from_left = (uint64_t)((me + last - 1) % last);
+    RANK_ASSERT(last < 2 || base[1] == from_left, "put among runners: %llu",
+                (unsigned long long)base[1]);
+    RANK_OK(rmx_finalize(ctx));
+    return 0;
+}
+
+Test(sync, a_finalizing_rank_is_not_matched_by_sync_all_3_ranks, .timeout = RMX_T(60))
+{
+    run_ranks(3, rank_one_stops, NULL);
+}
+
+Test(sync, a_finalizing_rank_is_not_matched_by_sync_all_5_ranks, .timeout = RMX_T(60))
+{
+    run_ranks(5, rank_one_stops, NULL);
+}
+
+/* A notification sent just before finalize still counts: rank 1 syncs with 0 and stops at
+ * once, rank 0 gets there late and must see the sync, not the stop. */
+static int rank_syncs_then_stops(const rmx_config_t *cfg, void *arg)
+{
+    (void)arg;
+    rmx_ctx_t *ctx;
+    RANK_OK(rmx_init(cfg, &ctx));
+    int me = rmx_rank(ctx), other = 1 - me;
+    if (me == 0)
+        sleep_ms(200);
+    RANK_OK(rmx_sync_images(ctx, &other, 1));
+    if (me == 0) {
+        sleep_ms(100); /* rank 1 has stopped by now */
+        RANK_RC(RMX_ERR_STOPPED, rmx_peer_status(ctx, 1));
+        RANK_RC(RMX_ERR_STOPPED, rmx_sync_images(ctx, &other, 1));
+    }
+    RANK_OK(rmx_finalize(ctx));
+    return 0;
+}
+
+Test(sync, sync_images_just_before_finalize_still_counts, .timeout = RMX_T(60))
+{
+    run_ranks(2, rank_syncs_then_stops, NULL);
+}
