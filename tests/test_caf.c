@@ -72,6 +72,7 @@ CAF_TEST(caf_rma)
 CAF_TEST(caf_segments)
 CAF_TEST(caf_coll)
 CAF_TEST(caf_stop)
+CAF_TEST(caf_stopped)
 CAF_TEST(caf_atomic)
 CAF_TEST(caf_lock)
 

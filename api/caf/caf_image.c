@@ -75,7 +75,11 @@ void caf_fail(const char *entry, int *stat, char *errmsg, size_t errmsg_len, int
 
 static int stat_of(int rc)
 {
-    return rc == RMX_ERR_PEER ? CAF_STAT_FAILED_IMAGE : CAF_STAT_RMX_BASE - rc;
+    if (rc == RMX_ERR_PEER)
+        return CAF_STAT_FAILED_IMAGE;
+    if (rc == RMX_ERR_STOPPED)
+        return CAF_STAT_STOPPED_IMAGE;
+    return CAF_STAT_RMX_BASE - rc;
 }
 
 int caf_check(const char *entry, int rc, int *stat, char *errmsg, size_t errmsg_len)
@@ -148,9 +152,14 @@ int _gfortran_caf_this_image(int distance)
 int _gfortran_caf_num_images(int distance, int failed)
 {
     (void)distance;
-    /* failed = 1 asks for the failed images: rmx has no image failure recovery, so none are
-     * counted as failed while the program runs (a failed peer ends it with an error instead). */
-    return failed > 0 ? 0 : caf_nimages();
+    /* failed: 1 FAILED=.true. (count the failed images), 0 FAILED=.false. (the others), else
+     * absent.  Under mpirun a dead image usually takes the job down first; the count is rmx's. */
+    if (failed < 0)
+        return caf_nimages();
+    int nfailed = 0;
+    for (int r = 0; r < caf_nimages(); r++)
+        nfailed += rmx_peer_status(caf_ctx(), r) == RMX_ERR_PEER;
+    return failed > 0 ? nfailed : caf_nimages() - nfailed;
 }
 
 /* ---------------------------------------------------------------- register / deregister */
@@ -385,39 +394,58 @@ void _gfortran_caf_stopped_images(caf_desc_t *array, void *team, int *kind);
 int _gfortran_caf_image_status(int image, void *team)
 {
     (void)team; /* GCC 12 forms no teams: it can only be the initial team (-1 or NULL) */
-    (void)caf_target("_gfortran_caf_image_status", image, NULL, NULL, 0);
-    return 0; /* running: a failed or stopped peer ends the whole program with rmx */
+    int target = caf_target("_gfortran_caf_image_status", image, NULL, NULL, 0);
+    int rc = rmx_peer_status(caf_ctx(), target);
+    return rc == RMX_ERR_STOPPED ? CAF_STAT_STOPPED_IMAGE
+         : rc == RMX_ERR_PEER    ? CAF_STAT_FAILED_IMAGE
+                                 : 0;
 }
 
-/* An empty, allocated rank-1 result: no image has failed or stopped while we run. */
-static void empty_image_list(const char *entry, caf_desc_t *array, int *kind)
+/* The allocated rank-1 integer result of FAILED_IMAGES / STOPPED_IMAGES: the image numbers, in
+ * increasing order, whose rmx_peer_status is `status`. */
+static void image_list(const char *entry, caf_desc_t *array, int *kind, int status)
 {
     int k = kind != NULL ? *kind : 4;
     if (array == NULL || (k != 1 && k != 2 && k != 4 && k != 8))
         die(entry, "bad result array or kind");
-    array->base_addr = malloc((size_t)k);
+    int n = caf_nimages(), count = 0;
+    array->base_addr = malloc((size_t)k * (size_t)(n > 0 ? n : 1));
     if (array->base_addr == NULL)
         die(entry, "out of memory");
+    for (int r = 0; r < n; r++) {
+        if (rmx_peer_status(caf_ctx(), r) != status)
+            continue;
+        int64_t image = r + 1;
+        char *slot = (char *)array->base_addr + (size_t)count++ * (size_t)k;
+        switch (k) {
+        case 1: *(int8_t *)slot = (int8_t)image; break;
+        case 2: *(int16_t *)slot = (int16_t)image; break;
+        case 4: *(int32_t *)slot = (int32_t)image; break;
+        default: *(int64_t *)slot = image; break;
+        }
+    }
     array->dtype.elem_len = (size_t)k;
     array->dtype.rank = 1;
     array->dtype.type = CAF_BT_INTEGER;
     array->span = k;
-    array->dim[0].lbound = 1;
-    array->dim[0].ubound = 0;
+    /* Zero-based: gfortran rebases the result as ubound + 1 (-fdump-tree-original), so 1-based
+     * bounds here made every list one element too long (an empty one had size 1). */
+    array->dim[0].lbound = 0;
+    array->dim[0].ubound = count - 1;
     array->dim[0].stride = 1;
-    array->offset = (size_t)-1;
+    array->offset = 0;
 }
 
 void _gfortran_caf_failed_images(caf_desc_t *array, void *team, int *kind)
 {
     (void)team; /* GCC 12 forms no teams: it can only be the initial team (-1 or NULL) */
-    empty_image_list("_gfortran_caf_failed_images", array, kind);
+    image_list("_gfortran_caf_failed_images", array, kind, RMX_ERR_PEER);
 }
 
 void _gfortran_caf_stopped_images(caf_desc_t *array, void *team, int *kind)
 {
     (void)team; /* GCC 12 forms no teams: it can only be the initial team (-1 or NULL) */
-    empty_image_list("_gfortran_caf_stopped_images", array, kind);
+    image_list("_gfortran_caf_stopped_images", array, kind, RMX_ERR_STOPPED);
 }
 
 /* ---------------------------------------------------------------- RANDOM_INIT */
