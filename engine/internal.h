@@ -8,6 +8,7 @@
 #define RMX_INTERNAL_H
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include "../api/rmx.h"
@@ -48,9 +49,15 @@ typedef struct rmx_ctrl {
     uint64_t images[];
 } rmx_ctrl_t;
 
+/* Byte offset of stopped[r] in a control block of `size` ranks: where a stopping rank writes. */
+static inline size_t rmx_ctrl_stopped_offset(int size, int r)
+{
+    return offsetof(rmx_ctrl_t, images) + ((size_t)size + (size_t)r) * sizeof(uint64_t);
+}
+
 static inline volatile uint64_t *rmx_ctrl_stopped(rmx_ctrl_t *c, int size, int r)
 {
-    return &c->images[size + r];
+    return (volatile uint64_t *)((char *)c + rmx_ctrl_stopped_offset(size, r));
 }
 
 struct rmx_tracker; /* engine/tracker.c */
@@ -69,7 +76,7 @@ struct rmx_ctx {
     rmx_ctrl_t *ctrl;               /* local control block */
     size_t ctrl_len;
     rmx_remote_t *ctrl_remote;      /* [size] */
-    uint64_t barrier_epoch;         /* sync_all calls completed */
+    uint64_t barrier_epoch;         /* UCP barriers begun (sync_all, window free) */
     uint64_t barriers_done;         /* of those, completed (announced when this rank stops) */
     uint64_t term_epoch;            /* termination barriers (one per finalize) */
     uint64_t *images_sent;          /* [size] sync_images notifications sent to each rank */
@@ -186,7 +193,8 @@ int rmx_tracker_create(rmx_ctx_t *ctx);
 void rmx_tracker_destroy(rmx_ctx_t *ctx);
 /* A put of [disp, disp+len) at target of win; src is reusable when this returns. */
 int rmx_tracker_put(rmx_win_t *win, const void *src, size_t len, int target, size_t disp);
-/* Before a get (or an atomic) reads/updates [disp, disp+len) at target: resolve dependencies. */
+/* Before a get (or an atomic) reads/updates [disp, disp+len) at target: resolve dependencies.
+ * Call it through rmx_tracker_access (tracker.h), which decides the no-dependency case inline. */
 int rmx_tracker_before_access(rmx_win_t *win, int target, size_t disp, size_t len);
 /* Segment end: every outstanding operation complete at its target. target -1: all targets. */
 int rmx_tracker_complete(rmx_ctx_t *ctx, int target);
@@ -197,9 +205,8 @@ int rmx_tracker_forget_window(rmx_win_t *win);
 int rmx_barrier_ucp(rmx_ctx_t *ctx);
 /* finalize: tell every rank this one stopped, then wait until all have (engine/sync.c). */
 int rmx_terminate(rmx_ctx_t *ctx);
-/* Progress until *word >= value (word updated by remote atomics), or a peer fails / time is up. */
-
-/* The same, ending early only when `peer` (the one expected to bump the word) fails. */
+/* Progress until *word >= value (word bumped by `peer`'s remote atomics); RMX_ERR_PEER if it
+ * fails first, RMX_ERR_STOPPED if it begins rmx_finalize without having bumped it. */
 int rmx_wait_word_geq_from(rmx_ctx_t *ctx, volatile uint64_t *word, uint64_t value, int peer);
 
 /* ---- window.c */

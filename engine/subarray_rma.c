@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include "internal.h"
 #include "subarray.h"
+#include "tracker.h"
 
 /* ---------------------------------------------------------------- put_sub / get_sub */
 
@@ -123,7 +124,7 @@ int rmx_get_sub(rmx_win_t *win, void *dst, const rmx_sub_t *local, int target, s
         return rc;
     rmx_ctx_t *ctx = win->ctx;
     ctx->stats.gets++;
-    if ((rc = rmx_tracker_before_access(win, target, disp + R.lo, R.hi - R.lo)) != RMX_OK)
+    if ((rc = rmx_tracker_access(win, target, disp + R.lo, R.hi - R.lo)) != RMX_OK)
         return rc;
     unsigned char *to = dst;
     ucp_ep_h ep = rmx_ep(ctx, target);

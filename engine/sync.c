@@ -20,17 +20,25 @@ static int stopped_before(rmx_ctx_t *ctx, int r, uint64_t epoch)
 /* Stops end a wait only for these (never in the termination barrier, where all stop). */
 #define STOP_NEVER 0
 
-/* Why a wait on `peer` (< 0: on every rank, a collective) cannot end: RMX_ERR_PEER if it failed,
- * RMX_ERR_STOPPED if it stopped before barrier `epoch` (UINT64_MAX: at all), else RMX_OK. */
+/* Rank r: RMX_ERR_PEER if it failed, RMX_ERR_STOPPED if it stopped before barrier `epoch`
+ * (UINT64_MAX: at all; STOP_NEVER: stops do not count), else RMX_OK. */
+static int rank_state(rmx_ctx_t *ctx, int r, uint64_t epoch)
+{
+    if (ctx->peers[r].failed)
+        return RMX_ERR_PEER;
+    if (epoch != STOP_NEVER && r != ctx->rank && stopped_before(ctx, r, epoch))
+        return RMX_ERR_STOPPED;
+    return RMX_OK;
+}
+
+/* Why a wait on `peer` (< 0: on every rank, a collective) cannot end; a failure wins over a stop. */
 static int wait_broken(rmx_ctx_t *ctx, int peer, uint64_t epoch)
 {
     int lo = peer >= 0 ? peer : 0, hi = peer >= 0 ? peer + 1 : ctx->size;
     int rc = RMX_OK;
-    for (int r = lo; r < hi; r++) {
-        if (ctx->peers[r].failed)
-            return RMX_ERR_PEER;
-        if (epoch != STOP_NEVER && r != ctx->rank && stopped_before(ctx, r, epoch))
-            rc = RMX_ERR_STOPPED;
+    for (int r = lo; r < hi && rc != RMX_ERR_PEER; r++) {
+        int rc1 = rank_state(ctx, r, epoch);
+        rc = rc1 != RMX_OK ? rc1 : rc;
     }
     return rc;
 }
@@ -108,8 +116,7 @@ int rmx_terminate(rmx_ctx_t *ctx)
     /* Notifications already sent (a sync_images just before finalize) reach each peer before
      * the announcement: a waiter that sees the stop then sees them (wait_word). */
     (void)rmx_ucx_fence(&ctx->ucx);
-    size_t stopped = offsetof(rmx_ctrl_t, images) + ((size_t)ctx->size + (size_t)ctx->rank) *
-                                                        sizeof(uint64_t);
+    size_t stopped = rmx_ctrl_stopped_offset(ctx->size, ctx->rank);
     for (int r = 0; r < ctx->size; r++)
         if (r != ctx->rank && !ctx->peers[r].failed) /* a failed one is the barrier's to report */
             (void)notify_value(ctx, r, stopped, ctx->barriers_done + 1);
@@ -124,12 +131,7 @@ int rmx_peer_status(rmx_ctx_t *ctx, int rank)
         return rc;
     if (rank < 0 || rank >= ctx->size)
         return RMX_ERR_RANK;
-    if (ctx->peers[rank].failed)
-        return RMX_ERR_PEER;
-    if (rank != ctx->rank &&
-        __atomic_load_n(rmx_ctrl_stopped(ctx->ctrl, ctx->size, rank), __ATOMIC_ACQUIRE) != 0)
-        return RMX_ERR_STOPPED;
-    return RMX_OK;
+    return rank_state(ctx, rank, UINT64_MAX);
 }
 
 int rmx_sync_memory(rmx_ctx_t *ctx)

@@ -22,7 +22,7 @@
  * A staged run lives in the tracker's own buffer; rmx_ucx_put returns after local completion, so
  * the buffer is free again as soon as the run is issued.
  *
- * Atomics (engine/rmw.c) call rmx_tracker_before_access like a get, so they follow every
+ * Atomics (engine/rmw.c) call rmx_tracker_access like a get, so they follow every
  * overlapping put with a flush, never a fence: UCP may send atomics over another transport than
  * puts (amo on posix, puts on sysv here), and the fence does not order across transports.
  * rmw.c completes its non-fetching atomics itself, so nothing later needs ordering after them.
@@ -316,10 +316,7 @@ int rmx_tracker_before_access(rmx_win_t *win, int target, size_t disp, size_t le
     rmx_ctx_t *ctx = win->ctx;
     rmx_target_state_t *ts = &ctx->tracker->tgt[target];
     size_t hi = disp + len;
-    if (!has_pending(ts) && ts->stage.win == NULL) {
-        ctx->stats.waits_avoided++;
-        return RMX_OK;
-    }
+    /* Nothing staged or pending at all was decided inline (tracker.h rmx_tracker_access). */
     if (stage_overlap(ts, win, disp, hi)) {
         int rc = issue_stage(ts, target);
         if (rc != RMX_OK)

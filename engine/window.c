@@ -35,18 +35,21 @@ static int publish(rmx_win_t *win, int local_rc)
     return rc;
 }
 
-/* Keep a mapping alive until the context closes its endpoints; NULL or out of memory: unmap. */
-static void unmap_later(rmx_ctx_t *ctx, ucp_mem_h memh)
+/* Unmap (frees it too when UCP allocated it) now, or, when peers may still access it, once the
+ * context has closed its endpoints (ctx->orphans; out of memory for the list: now after all). */
+static void unmap_window_part(rmx_ctx_t *ctx, ucp_mem_h memh, int peers_may_still_access)
 {
     if (memh == NULL)
         return;
-    ucp_mem_h *grown = realloc(ctx->orphans, (size_t)(ctx->n_orphans + 1) * sizeof(*grown));
-    if (grown == NULL) {
-        rmx_ucx_mem_unmap(&ctx->ucx, memh);
-        return;
+    if (peers_may_still_access) {
+        ucp_mem_h *grown = realloc(ctx->orphans, (size_t)(ctx->n_orphans + 1) * sizeof(*grown));
+        if (grown != NULL) {
+            ctx->orphans = grown;
+            ctx->orphans[ctx->n_orphans++] = memh;
+            return;
+        }
     }
-    ctx->orphans = grown;
-    ctx->orphans[ctx->n_orphans++] = memh;
+    rmx_ucx_mem_unmap(&ctx->ucx, memh);
 }
 
 static void free_window_resources(rmx_win_t *win, int peers_may_still_access)
@@ -61,15 +64,8 @@ static void free_window_resources(rmx_win_t *win, int peers_may_still_access)
     free(win->lock_held);
     win->remote = win->lock_remote = NULL;
     win->lock_held = NULL;
-    if (peers_may_still_access) {
-        unmap_later(ctx, win->memh);
-        unmap_later(ctx, win->lock_memh);
-    } else {
-        if (win->memh != NULL)
-            rmx_ucx_mem_unmap(&ctx->ucx, win->memh); /* frees it too when UCP allocated it */
-        if (win->lock_memh != NULL)
-            rmx_ucx_mem_unmap(&ctx->ucx, win->lock_memh);
-    }
+    unmap_window_part(ctx, win->memh, peers_may_still_access);
+    unmap_window_part(ctx, win->lock_memh, peers_may_still_access);
     win->memh = win->lock_memh = NULL;
 }
 
