@@ -104,6 +104,39 @@ typedef enum {
     RMX_BIND_NUMA,     /* the cores of one NUMA node per local rank */
 } rmx_bind_t;
 
+/*
+ * Progress: who serves the operations peers aim at this rank where UCX cannot complete them
+ * without the target (tcp, i.e. every peer off-node without an RDMA NIC; atomics on memory from
+ * rmx_win_create).  UCP-allocated windows over shared memory need nobody in any mode.
+ *  THREAD  a progress agent (a thread of rmx's, sleeping on the UCP worker's event fd, so it uses
+ *          no CPU while no request comes) serves every put, get, atomic, lock word and
+ *          synchronization notification aimed at this rank, whatever the program's threads do:
+ *          one-sided on every transport.
+ *  AUTO    the agent runs as soon as it may be needed: some peer is reached through a transport
+ *          other than shared memory, or a window of registered memory exists (rmx_win_create,
+ *          RMX_WIN_MEMORY=user).  Otherwise every path is one-sided without it.  The default.
+ *  NONE    no agent: operations that need this rank are served only while it is inside an rmx
+ *          call (every blocking call and rmx_progress progress it).  A peer's transfer to a rank
+ *          busy outside rmx for longer than peer_timeout_s then fails with RMX_ERR_TIMEOUT.
+ * Environment: RMX_PROGRESS=auto|thread|none, read when the field is RMX_PROGRESS_ENV.
+ */
+typedef enum {
+    RMX_PROGRESS_ENV = 0,   /* take RMX_PROGRESS from the environment (auto when unset) */
+    RMX_PROGRESS_AUTO,
+    RMX_PROGRESS_THREAD,
+    RMX_PROGRESS_NONE,
+} rmx_progress_t;
+
+/* Where rmx_win_allocate takes its memory.  UCP: UCP allocates it (ucp_mem_map ALLOCATE), which
+ * shared-memory peers reach with loads, stores and CPU atomics.  USER: ordinary pages, registered
+ * as rmx_win_create does (to run a program over that path, e.g. its tests).  Environment:
+ * RMX_WIN_MEMORY=ucp|user, read when the field is RMX_WIN_MEMORY_ENV. */
+typedef enum {
+    RMX_WIN_MEMORY_ENV = 0, /* take RMX_WIN_MEMORY from the environment (ucp when unset) */
+    RMX_WIN_MEMORY_UCP,
+    RMX_WIN_MEMORY_USER,
+} rmx_win_memory_t;
+
 typedef struct rmx_config {
     rmx_boot_kind_t bootstrap;
     rmx_oob_t oob;              /* used when bootstrap == RMX_BOOT_OOB */
@@ -111,9 +144,12 @@ typedef struct rmx_config {
     double peer_timeout_s;      /* how long a blocking call waits on a silent peer; 0: default 10 s */
     size_t coalesce_max;        /* puts up to this size are combined per segment; 0: default       */
     int coalesce_disable;       /* 1: never combine puts                                            */
+    rmx_progress_t progress;    /* who serves peers' operations (above); a bad value: RMX_ERR_ARG   */
+    rmx_win_memory_t window_memory; /* backing of rmx_win_allocate (above)                          */
 } rmx_config_t;
 
-/* Fill *cfg with the defaults (AUTO bootstrap, bind from env, 10 s timeout, coalescing on). */
+/* Fill *cfg with the defaults (AUTO bootstrap, bind, progress and window memory from the
+ * environment, 10 s timeout, coalescing on). */
 void rmx_config_init(rmx_config_t *cfg);
 
 /* ---------------------------------------------------------------- context */
@@ -128,6 +164,9 @@ int rmx_finalize(rmx_ctx_t *ctx);
 /* RMX_OK while `rank` runs, RMX_ERR_STOPPED once it has begun rmx_finalize, RMX_ERR_PEER once it
  * has failed (Fortran IMAGE_STATUS); RMX_ERR_RANK / RMX_ERR_CTX for bad arguments. */
 int rmx_peer_status(rmx_ctx_t *ctx, int rank);
+/* Progress: serve what peers sent to this rank (where the agent does not) and advance this rank's
+ * own operations; nothing else.  Every blocking call does this too, rmx_sync_memory included. */
+int rmx_progress(rmx_ctx_t *ctx);
 /* Rank / number of ranks; negative RMX_ERR_CTX for a bad context. */
 int rmx_rank(rmx_ctx_t *ctx);
 int rmx_size(rmx_ctx_t *ctx);
@@ -260,6 +299,10 @@ typedef struct rmx_stats {
     uint64_t cas_retries;                  /* failed CAS attempts in emulated atomics    */
     uint64_t lock_retries;                 /* back-off rounds while a lock was contended */
     uint64_t barriers;                     /* rmx_sync_all barriers completed            */
+    /* The progress agent (rmx_progress_t), since init (rmx_stats_reset leaves these): */
+    uint64_t agent_wakeups;                /* times it woke up to serve requests         */
+    uint64_t agent_cpu_ns;                 /* CPU time it used (ns)                      */
+    int agent_running;                     /* 1 while it runs                            */
 } rmx_stats_t;
 
 int rmx_stats(rmx_ctx_t *ctx, rmx_stats_t *out);

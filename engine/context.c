@@ -6,6 +6,7 @@
  * the process, so a stale handle is reported as RMX_ERR_CTX / RMX_ERR_WIN instead of being a
  * use-after-free.  They are a few hundred bytes each and stay reachable from `graveyard`.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
@@ -64,6 +65,15 @@ void rmx_peers_reap(rmx_ctx_t *ctx)
     }
 }
 
+int rmx_progress(rmx_ctx_t *ctx)
+{
+    int rc = rmx_ctx_check(ctx);
+    if (rc != RMX_OK)
+        return rc;
+    (void)rmx_ucx_progress(&ctx->ucx);
+    return RMX_OK;
+}
+
 int rmx_rank(rmx_ctx_t *ctx)
 {
     int rc = rmx_ctx_check(ctx);
@@ -87,6 +97,52 @@ static void on_peer_error(void *arg, ucp_ep_h ep, ucs_status_t status)
     p->ctx->unreaped = 1;
 }
 
+/* A word of an environment variable among `words` (indexes = values first..); unset: dflt. */
+static int env_choice(const char *var, const char *const *words, int n, int first, int dflt,
+                      int *out)
+{
+    const char *s = getenv(var);
+    if (s == NULL || *s == '\0') {
+        *out = dflt;
+        return RMX_OK;
+    }
+    for (int i = 0; i < n; i++)
+        if (strcmp(s, words[i]) == 0) {
+            *out = first + i;
+            return RMX_OK;
+        }
+    fprintf(stderr, "rmx: %s=%s is not one of", var, s);
+    for (int i = 0; i < n; i++)
+        fprintf(stderr, " %s", words[i]);
+    fprintf(stderr, "\n");
+    return RMX_ERR_ARG;
+}
+
+static int resolve_progress(rmx_progress_t *p)
+{
+    static const char *const words[] = {"auto", "thread", "none"};
+    if (*p == RMX_PROGRESS_ENV) {
+        int v;
+        int rc = env_choice("RMX_PROGRESS", words, 3, RMX_PROGRESS_AUTO, RMX_PROGRESS_AUTO, &v);
+        *p = (rmx_progress_t)v;
+        return rc;
+    }
+    return *p >= RMX_PROGRESS_AUTO && *p <= RMX_PROGRESS_NONE ? RMX_OK : RMX_ERR_ARG;
+}
+
+static int resolve_window_memory(rmx_win_memory_t *m)
+{
+    static const char *const words[] = {"ucp", "user"};
+    if (*m == RMX_WIN_MEMORY_ENV) {
+        int v;
+        int rc = env_choice("RMX_WIN_MEMORY", words, 2, RMX_WIN_MEMORY_UCP, RMX_WIN_MEMORY_UCP,
+                            &v);
+        *m = (rmx_win_memory_t)v;
+        return rc;
+    }
+    return *m >= RMX_WIN_MEMORY_UCP && *m <= RMX_WIN_MEMORY_USER ? RMX_OK : RMX_ERR_ARG;
+}
+
 static int open_bootstrap(rmx_ctx_t *ctx)
 {
     switch (ctx->cfg.bootstrap) {
@@ -106,32 +162,58 @@ static int open_bootstrap(rmx_ctx_t *ctx)
     return RMX_ERR_ARG;
 }
 
+/* Endpoints from this rank's worker to every peer's service worker (where the progress agent
+ * serves them), and to its own worker for itself (UCX's self transport: in place). */
 static int connect_peers(rmx_ctx_t *ctx)
 {
-    void *addr;
-    size_t len, stride;
+    void *addr, *own;
+    size_t len, own_len, stride;
     void *all;
-    int rc = rmx_ucx_worker_address(&ctx->ucx, &addr, &len);
+    int rc = rmx_ucx_worker_address(&ctx->ucx, 0, &addr, &len);
     if (rc != RMX_OK)
         return rc;
     rc = rmx_exchange(ctx, addr, len, &all, &stride);
-    rmx_ucx_worker_address_release(&ctx->ucx, addr);
+    rmx_ucx_worker_address_release(&ctx->ucx, 0, addr);
     if (rc != RMX_OK)
         return rc;
-    ctx->peers = calloc((size_t)ctx->size, sizeof(*ctx->peers));
-    if (ctx->peers == NULL) {
+    if ((rc = rmx_ucx_worker_address(&ctx->ucx, 1, &own, &own_len)) != RMX_OK) {
         free(all);
-        return RMX_ERR_NOMEM;
+        return rc;
     }
+    ctx->peers = calloc((size_t)ctx->size, sizeof(*ctx->peers));
+    if (ctx->peers == NULL)
+        rc = RMX_ERR_NOMEM;
     for (int r = 0; r < ctx->size && rc == RMX_OK; r++) {
         size_t plen;
-        const void *peer_addr = rmx_exchange_blob(all, stride, r, &plen);
+        const void *peer_addr = r == ctx->rank ? own : rmx_exchange_blob(all, stride, r, &plen);
         ctx->peers[r].ctx = ctx;
         rc = rmx_ucx_ep_create(&ctx->ucx, peer_addr, on_peer_error, &ctx->peers[r],
                                &ctx->peers[r].ep);
     }
+    rmx_ucx_worker_address_release(&ctx->ucx, 1, own);
     free(all);
     return rc;
+}
+
+int rmx_progress_needed(rmx_ctx_t *ctx)
+{
+    if (ctx->cfg.progress != RMX_PROGRESS_AUTO || ctx->ucx.agent_running || ctx->size == 1)
+        return RMX_OK;
+    return rmx_ucx_agent_start(&ctx->ucx);
+}
+
+/* RMX_PROGRESS_THREAD: the agent always runs; AUTO: when a peer is reached through a transport
+ * that needs the target's progress (windows of registered memory start it too: window.c). */
+static int start_progress(rmx_ctx_t *ctx)
+{
+    if (ctx->cfg.progress == RMX_PROGRESS_THREAD)
+        return rmx_ucx_agent_start(&ctx->ucx);
+    if (ctx->cfg.progress != RMX_PROGRESS_AUTO)
+        return RMX_OK;
+    for (int r = 0; r < ctx->size; r++)
+        if (r != ctx->rank && rmx_ucx_ep_needs_target_progress(ctx->peers[r].ep))
+            return rmx_progress_needed(ctx);
+    return RMX_OK;
 }
 
 static int create_control_block(rmx_ctx_t *ctx)
@@ -187,14 +269,15 @@ static void release_context(rmx_ctx_t *ctx, int boot_open)
         for (int r = 0; r < ctx->size; r++)
             if (ctx->peers[r].ep != NULL)
                 rmx_ucx_ep_close(&ctx->ucx, ctx->peers[r].ep, 0);
-        /* No endpoint is left to serve a request from: what survivors might still have
-         * reached (windows whose collective free failed) can go now. */
-        for (int i = 0; i < ctx->n_orphans; i++)
-            rmx_ucx_mem_unmap(&ctx->ucx, ctx->orphans[i]);
         /* Nobody may destroy its worker while a peer still flushes its endpoint to it. */
         if (boot_open)
             (void)ctx->boot.barrier(&ctx->boot);
     }
+    /* Nobody serves a request any more: what survivors might still have reached (windows whose
+     * collective free failed) and the control block can go now. */
+    rmx_ucx_agent_stop(&ctx->ucx);
+    for (int i = 0; i < ctx->n_orphans; i++)
+        rmx_ucx_mem_unmap(&ctx->ucx, ctx->orphans[i]);
     free(ctx->orphans);
     ctx->orphans = NULL;
     ctx->n_orphans = 0;
@@ -232,6 +315,11 @@ int rmx_init(const rmx_config_t *cfg, rmx_ctx_t **out)
     }
     if (ctx->cfg.peer_timeout_s == 0)
         ctx->cfg.peer_timeout_s = RMX_DEFAULT_TIMEOUT_S;
+    if (resolve_progress(&ctx->cfg.progress) != RMX_OK ||
+        resolve_window_memory(&ctx->cfg.window_memory) != RMX_OK) {
+        free(ctx);
+        return RMX_ERR_ARG;
+    }
     if (ctx->cfg.coalesce_max == 0)
         ctx->cfg.coalesce_max = RMX_DEFAULT_COALESCE_MAX;
     ctx->owner = pthread_self();
@@ -255,6 +343,8 @@ int rmx_init(const rmx_config_t *cfg, rmx_ctx_t **out)
     pthread_mutex_unlock(&process_lock);
     if (rc == RMX_OK)
         rc = connect_peers(ctx);
+    if (rc == RMX_OK)
+        rc = start_progress(ctx);
     if (rc == RMX_OK)
         rc = create_control_block(ctx);
     if (rc == RMX_OK)

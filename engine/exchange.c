@@ -94,8 +94,11 @@ int rmx_exchange_region(rmx_ctx_t *ctx, ucp_mem_h memh, void *addr, size_t len,
         remote[r].addr = hdr.addr;
         remote[r].size = (size_t)hdr.len;
         remote[r].rkey = NULL;
+        remote[r].ptr = NULL;
         if (got > sizeof(hdr))
             rc = rmx_ucx_rkey_unpack(rmx_ep(ctx, r), p + sizeof(hdr), &remote[r].rkey);
+        if (rc == RMX_OK && remote[r].rkey != NULL)
+            remote[r].ptr = rmx_ucx_rkey_ptr(remote[r].rkey, hdr.addr);
     }
     free(all);
     return rc;

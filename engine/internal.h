@@ -22,11 +22,13 @@
 #define RMX_DEFAULT_TIMEOUT_S    10.0
 #define RMX_DEFAULT_COALESCE_MAX 4096
 
-/* Where a peer's memory is: the address there, its size, and our unpacked rkey for it. */
+/* Where a peer's memory is: the address there, its size, our unpacked rkey for it, and its
+ * address in this process when UCX maps it here (shared memory: operations complete in place). */
 typedef struct rmx_remote {
     uint64_t addr;
     size_t size;
     ucp_rkey_h rkey;
+    void *ptr;
 } rmx_remote_t;
 
 struct rmx_ctx;
@@ -99,6 +101,8 @@ struct rmx_win {
     void *base;
     size_t size;
     int allocated;                  /* 1: rmx owns the memory (rmx_win_allocate) */
+    void *pages;                    /* rmx_win_allocate under RMX_WIN_MEMORY_USER: our mmap */
+    size_t pages_len;
     ucp_mem_h memh;                 /* NULL for a zero-length window */
     rmx_remote_t *remote;           /* [ctx->size] each rank's part */
     /* lock.c: a lock word per rank, and what this rank holds at each target */
@@ -169,6 +173,31 @@ static inline ucp_ep_h rmx_ep(rmx_ctx_t *ctx, int target)
 {
     return ctx->peers[target].ep;
 }
+
+/* A transfer that may still have touched the caller's memory timed out, and the transport closed
+ * the endpoint to stop it (rmx_ucx_put, in-place rmx_ucx_get): from here on the target is
+ * unreachable for this rank, as if it had failed.  Returns rc. */
+static inline int rmx_transfer_done(rmx_ctx_t *ctx, int target, int rc)
+{
+    if (__builtin_expect(rc == RMX_ERR_TIMEOUT, 0)) {
+        ctx->peers[target].ep = NULL;
+        ctx->peers[target].failed = 1;
+    }
+    return rc;
+}
+
+/* Blocking get of [raddr, raddr+len) of `remote` at target into dst (rmx_ucx_get's landing rules). */
+static inline int rmx_remote_get(rmx_ctx_t *ctx, const rmx_remote_t *remote, int target,
+                                 void *dst, size_t len, size_t disp)
+{
+    int in_place = remote->ptr != NULL;
+    int rc = rmx_ucx_get(&ctx->ucx, rmx_ep(ctx, target), dst, len, remote->addr + disp,
+                         remote->rkey, in_place);
+    return in_place ? rmx_transfer_done(ctx, target, rc) : rc;
+}
+
+/* The progress agent may be needed from now on (RMX_PROGRESS_AUTO): start it (context.c). */
+int rmx_progress_needed(rmx_ctx_t *ctx);
 
 /* ---- exchange.c: allgather of per-rank blobs of any length over the bootstrap */
 /* On success *all points to a buffer of size*(*stride) bytes: rank r's blob at r*(*stride),

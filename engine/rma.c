@@ -39,6 +39,5 @@ int rmx_get(rmx_win_t *win, void *dst, size_t len, int target, size_t disp)
     if ((rc = rmx_tracker_access(win, target, disp, len)) != RMX_OK)
         return rc;
     ctx->stats.ucp_gets++;
-    return rmx_ucx_get(&ctx->ucx, rmx_ep(ctx, target), dst, len,
-                       win->remote[target].addr + disp, win->remote[target].rkey);
+    return rmx_remote_get(ctx, &win->remote[target], target, dst, len, disp);
 }

@@ -10,6 +10,10 @@ int rmx_stats(rmx_ctx_t *ctx, rmx_stats_t *out)
     if (out == NULL)
         return RMX_ERR_ARG;
     *out = ctx->stats;
+    double cpu_s;
+    rmx_ucx_agent_usage(&ctx->ucx, &cpu_s, &out->agent_wakeups);
+    out->agent_cpu_ns = (uint64_t)(cpu_s * 1e9);
+    out->agent_running = ctx->ucx.agent_running;
     return RMX_OK;
 }
 

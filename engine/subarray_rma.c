@@ -100,19 +100,88 @@ int rmx_put_sub(rmx_win_t *win, const void *src, const rmx_sub_t *local, int tar
     return rc;
 }
 
-/* Direct gets are left in flight up to this many at once, then waited for in order. */
+/* Gets are left in flight up to this many at once, then waited for together. */
 #define GETS_IN_FLIGHT 64
+/* Where gets land in rmx's buffer, a batch holds up to this many bytes (or one longer run). */
+#define LANDING_BATCH (256u << 10)
 
-static int wait_gets(rmx_ucx_t *u, ucs_status_ptr_t *req, int *n)
+/* The gets in flight of one rmx_get_sub.  In place (UCX shared memory: nothing is needed of the
+ * target) they write the caller's buffer directly; otherwise they land in the transport's landing
+ * buffer and are copied out when the batch completes, so an answer that comes after a timeout
+ * writes there and not into the caller's memory. */
+typedef struct get_batch {
+    rmx_ctx_t *ctx;
+    int target;
+    ucp_ep_h ep;
+    ucp_rkey_h rkey;
+    int in_place;
+    int n;
+    size_t used, cap;                    /* landing bytes in use, landing size */
+    ucs_status_ptr_t req[GETS_IN_FLIGHT];
+    unsigned char *dst[GETS_IN_FLIGHT];  /* where each one's bytes belong */
+    size_t off[GETS_IN_FLIGHT], len[GETS_IN_FLIGHT];
+} get_batch_t;
+
+/* Wait for every get of the batch and deliver what landed.  On a timeout the rest are given up:
+ * with the landing buffer, or (in place) by closing the endpoint, so that none writes later. */
+static int batch_complete(get_batch_t *b)
 {
-    int rc = RMX_OK;
-    for (int i = 0; i < *n; i++) {
-        int r = rmx_ucx_wait(u, req[i]);
-        if (rc == RMX_OK)
-            rc = r;
+    rmx_ucx_t *u = &b->ctx->ucx;
+    int rc = RMX_OK, i;
+    for (i = 0; i < b->n; i++) {
+        int rc1 = rmx_ucx_wait_req(u, b->req[i], RMX_UCX_KEEP);
+        if (rc1 == RMX_ERR_TIMEOUT) {
+            rc = rc1;
+            break;
+        }
+        rc = rc != RMX_OK ? rc : rc1;
     }
-    *n = 0;
+    if (i < b->n) { /* req[i..n) are still in flight */
+        if (b->in_place) {
+            rmx_ucx_purge(u, b->ep, &b->req[i], b->n - i);
+            rmx_transfer_done(b->ctx, b->target, RMX_ERR_TIMEOUT);
+        } else {
+            for (int k = i; k < b->n; k++)
+                rmx_ucx_abandon_req(u, b->req[k]);
+            rmx_ucx_landing_abandon(u);
+            b->cap = 0;
+        }
+    } else if (!b->in_place && rc == RMX_OK) {
+        for (int k = 0; k < b->n; k++)
+            memcpy(b->dst[k], u->landing + b->off[k], b->len[k]);
+    }
+    b->n = 0;
+    b->used = 0;
     return rc;
+}
+
+static int batch_get(get_batch_t *b, unsigned char *dst, size_t len, uint64_t raddr)
+{
+    rmx_ucx_t *u = &b->ctx->ucx;
+    int rc;
+    if (b->n == GETS_IN_FLIGHT || (!b->in_place && b->used + len > b->cap))
+        if ((rc = batch_complete(b)) != RMX_OK)
+            return rc;
+    unsigned char *to = dst;
+    if (!b->in_place) {
+        if (len > b->cap) { /* nothing in flight: the landing buffer may move */
+            if (rmx_ucx_landing(u, len > LANDING_BATCH ? len : LANDING_BATCH) == NULL)
+                return RMX_ERR_NOMEM;
+            b->cap = u->landing_len;
+        }
+        to = u->landing + b->used;
+    }
+    ucp_request_param_t prm = {.op_attr_mask = 0};
+    ucs_status_ptr_t req = ucp_get_nbx(b->ep, to, len, raddr, b->rkey, &prm);
+    if (UCS_PTR_IS_ERR(req))
+        return rmx_ucx_status(UCS_PTR_STATUS(req));
+    b->req[b->n] = req;
+    b->dst[b->n] = dst;
+    b->off[b->n] = b->used;
+    b->len[b->n] = len;
+    b->n++;
+    b->used += len;
+    return RMX_OK;
 }
 
 int rmx_get_sub(rmx_win_t *win, void *dst, const rmx_sub_t *local, int target, size_t disp,
@@ -126,13 +195,13 @@ int rmx_get_sub(rmx_win_t *win, void *dst, const rmx_sub_t *local, int target, s
     ctx->stats.gets++;
     if ((rc = rmx_tracker_access(win, target, disp + R.lo, R.hi - R.lo)) != RMX_OK)
         return rc;
+    if (rmx_ep(ctx, target) == NULL)
+        return RMX_ERR_PEER;
     unsigned char *to = dst;
-    ucp_ep_h ep = rmx_ep(ctx, target);
-    uint64_t raddr = win->remote[target].addr + disp;
-    ucp_rkey_h rkey = win->remote[target].rkey;
-    ucp_request_param_t prm = {.op_attr_mask = 0};
-    ucs_status_ptr_t inflight[GETS_IN_FLIGHT];
-    int ninflight = 0;
+    const rmx_remote_t *rem = &win->remote[target];
+    uint64_t raddr = rem->addr + disp;
+    get_batch_t b = {.ctx = ctx, .target = target, .ep = rmx_ep(ctx, target), .rkey = rem->rkey,
+                     .in_place = rem->ptr != NULL};
     rmx_sub_walk_t w;
     rmx_sub_walk_init(&w, &L, &R);
     stage_t st;
@@ -142,21 +211,18 @@ int rmx_get_sub(rmx_win_t *win, void *dst, const rmx_sub_t *local, int target, s
     while (rc == RMX_OK && rmx_sub_walk_next_run(&w, &roff, &rlen)) {
         ctx->stats.ucp_gets++;
         if (rmx_sub_walk_run_is_one_piece(&w, &loff)) {
-            ucs_status_ptr_t req = ucp_get_nbx(ep, to + loff, rlen, raddr + roff, rkey, &prm);
-            if (UCS_PTR_IS_ERR(req))
-                rc = rmx_ucx_status(UCS_PTR_STATUS(req));
-            else if (req != NULL)
-                inflight[ninflight++] = req;
-            if (ninflight == GETS_IN_FLIGHT && rc == RMX_OK)
-                rc = wait_gets(&ctx->ucx, inflight, &ninflight);
+            rc = batch_get(&b, to + loff, rlen, raddr + roff);
             continue;
         }
+        /* Several local pieces: read the run whole, then scatter it (the landing buffer may be
+         * used for it, so the batch completes first). */
         unsigned char *buf = stage_get(&st, rlen);
         if (buf == NULL) {
             rc = RMX_ERR_NOMEM;
             break;
         }
-        if ((rc = rmx_ucx_get(&ctx->ucx, ep, buf, rlen, raddr + roff, rkey)) != RMX_OK)
+        if ((rc = batch_complete(&b)) != RMX_OK ||
+            (rc = rmx_remote_get(ctx, rem, target, buf, rlen, disp + roff)) != RMX_OK)
             break;
         size_t at = 0;
         while (rmx_sub_walk_next_piece(&w, &loff, &len)) {
@@ -164,7 +230,7 @@ int rmx_get_sub(rmx_win_t *win, void *dst, const rmx_sub_t *local, int target, s
             at += len;
         }
     }
-    int rc2 = wait_gets(&ctx->ucx, inflight, &ninflight);
+    int rc2 = batch_complete(&b);
     free(st.heap);
     return rc != RMX_OK ? rc : rc2;
 }

@@ -71,17 +71,40 @@ int rmx_wait_word_geq_from(rmx_ctx_t *ctx, volatile uint64_t *word, uint64_t val
     return wait_word(ctx, word, value, peer, UINT64_MAX);
 }
 
-static int notify_value(rmx_ctx_t *ctx, int target, size_t offset, uint64_t one)
+/* Add `value` to the counter at `offset` of target's control block.  Complete at the origin
+ * only: a non-fetching atomic that returned may not have been applied yet (where UCX serves it in
+ * software it still waits at the target), so whoever needs it there flushes (notify_complete). */
+static int notify_value(rmx_ctx_t *ctx, int target, size_t offset, uint64_t value)
 {
-    rmx_remote_t *rc = &ctx->ctrl_remote[target];
+    rmx_remote_t *block = &ctx->ctrl_remote[target];
     ctx->stats.ucp_amos++;
-    return rmx_ucx_amo(&ctx->ucx, rmx_ep(ctx, target), UCP_ATOMIC_OP_ADD, &one, NULL,
-                       sizeof(one), rc->addr + offset, rc->rkey);
+    return rmx_ucx_amo(&ctx->ucx, rmx_ep(ctx, target), UCP_ATOMIC_OP_ADD, &value, NULL,
+                       sizeof(value), block->addr + offset, block->rkey);
 }
 
+/* The notifications sent to targets[0..n) have been applied at their targets. */
+static int notify_complete(rmx_ctx_t *ctx, const int *targets, int n)
+{
+    /* Not counted in stats.flushes_ep, which counts the tracker's completions of data. */
+    if (n == 1)
+        return rmx_ucx_flush_ep(&ctx->ucx, rmx_ep(ctx, targets[0]));
+    ucp_ep_h *eps = malloc((size_t)(n > 0 ? n : 1) * sizeof(*eps));
+    if (eps == NULL)
+        return RMX_ERR_NOMEM;
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (rmx_ep(ctx, targets[i]) != NULL) /* a failed peer: its wait reports it */
+            eps[k++] = rmx_ep(ctx, targets[i]);
+    int rc = k == 0 ? RMX_OK : rmx_ucx_flush_eps(&ctx->ucx, eps, k);
+    free(eps);
+    return rc;
+}
+
+/* One notification, applied at the target when this returns. */
 static int notify(rmx_ctx_t *ctx, int target, size_t offset)
 {
-    return notify_value(ctx, target, offset, 1);
+    int rc = notify_value(ctx, target, offset, 1);
+    return rc != RMX_OK ? rc : notify_complete(ctx, &target, 1);
 }
 
 /* Dissemination barrier on counters[RMX_BARRIER_ROUNDS] of every control block: in round k rank
@@ -117,9 +140,14 @@ int rmx_terminate(rmx_ctx_t *ctx)
      * the announcement: a waiter that sees the stop then sees them (wait_word). */
     (void)rmx_ucx_fence(&ctx->ucx);
     size_t stopped = rmx_ctrl_stopped_offset(ctx->size, ctx->rank);
+    int *told = malloc((size_t)ctx->size * sizeof(*told));
+    int ntold = 0;
     for (int r = 0; r < ctx->size; r++)
-        if (r != ctx->rank && !ctx->peers[r].failed) /* a failed one is the barrier's to report */
-            (void)notify_value(ctx, r, stopped, ctx->barriers_done + 1);
+        if (r != ctx->rank && !ctx->peers[r].failed && /* a failed one is the barrier's to report */
+            notify_value(ctx, r, stopped, ctx->barriers_done + 1) == RMX_OK && told != NULL)
+            told[ntold++] = r;
+    (void)notify_complete(ctx, told, ntold);
+    free(told);
     int rc2 = barrier_on(ctx, offsetof(rmx_ctrl_t, term), ++ctx->term_epoch, STOP_NEVER);
     return rc != RMX_OK ? rc : rc2;
 }
@@ -137,7 +165,12 @@ int rmx_peer_status(rmx_ctx_t *ctx, int rank)
 int rmx_sync_memory(rmx_ctx_t *ctx)
 {
     int rc = rmx_ctx_check(ctx);
-    return rc != RMX_OK ? rc : rmx_tracker_complete(ctx, -1);
+    if (rc != RMX_OK)
+        return rc;
+    /* Also with nothing outstanding: `while (flag != v) rmx_sync_memory(ctx);` is how a coarray
+     * program waits, and without the agent (RMX_PROGRESS=none) this is where the flag arrives. */
+    (void)rmx_ucx_progress(&ctx->ucx);
+    return rmx_tracker_complete(ctx, -1);
 }
 
 int rmx_sync_all(rmx_ctx_t *ctx)
@@ -189,13 +222,22 @@ int rmx_sync_images(rmx_ctx_t *ctx, const int *images, int n)
      * is transitive (if we put to C, then sync with B, and B then syncs with C, C's next segment
      * follows ours and must see the put). */
     rc = rmx_tracker_complete(ctx, -1);
+    int *told = malloc((size_t)(n > 0 ? n : 1) * sizeof(*told));
+    if (told == NULL)
+        return RMX_ERR_NOMEM;
+    int ntold = 0;
     for (int i = 0; i < n && rc == RMX_OK; i++) {
         int peer = all ? i : images[i];
         if (peer == ctx->rank)
             continue;
         ctx->images_sent[peer]++;
-        rc = notify(ctx, peer, offsetof(rmx_ctrl_t, images) + (size_t)ctx->rank * sizeof(uint64_t));
+        rc = notify_value(ctx, peer, offsetof(rmx_ctrl_t, images) +
+                                         (size_t)ctx->rank * sizeof(uint64_t), 1);
+        told[ntold++] = peer;
     }
+    int rc2 = notify_complete(ctx, told, ntold); /* all partners in one round trip */
+    rc = rc != RMX_OK ? rc : rc2;
+    free(told);
     for (int i = 0; i < n && rc == RMX_OK; i++) {
         int peer = all ? i : images[i];
         if (peer != ctx->rank)

@@ -201,8 +201,9 @@ static int issue_put(rmx_win_t *win, rmx_target_state_t *ts, const void *src, si
         t->epoch++;
     }
     ctx->stats.ucp_puts++;
-    int rc = rmx_ucx_put(&ctx->ucx, rmx_ep(ctx, target), src, len,
-                         win->remote[target].addr + disp, win->remote[target].rkey);
+    int rc = rmx_transfer_done(ctx, target, rmx_ucx_put(&ctx->ucx, rmx_ep(ctx, target), src, len,
+                                                        win->remote[target].addr + disp,
+                                                        win->remote[target].rkey));
     if (rc == RMX_OK) {
         add_pending(t, ts, win, disp, disp + len);
         mark_touched(t, ts, target);

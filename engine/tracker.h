@@ -93,8 +93,10 @@ static inline int rmx_tracker_put_fast(rmx_win_t *win, const void *src, size_t l
     if (ts->nranges == 1 && s->win == NULL && len > t->coalesce_max && !ts->all_dirty &&
         r->win == win && r->epoch == t->epoch && r->hi == disp) {
         ctx->stats.ucp_puts++;
-        int rc = rmx_ucx_put(&ctx->ucx, rmx_ep(ctx, target), src, len,
-                             win->remote[target].addr + disp, win->remote[target].rkey);
+        int rc = rmx_transfer_done(ctx, target,
+                                   rmx_ucx_put(&ctx->ucx, rmx_ep(ctx, target), src, len,
+                                               win->remote[target].addr + disp,
+                                               win->remote[target].rkey));
         if (rc == RMX_OK) {
             r->hi += len;
             rmx_tracker_hull_add(t, ts, win, disp, r->hi);

@@ -12,6 +12,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "internal.h"
 #include "../transports/topo.h"
 
@@ -67,6 +68,22 @@ static void free_window_resources(rmx_win_t *win, int peers_may_still_access)
     unmap_window_part(ctx, win->memh, peers_may_still_access);
     unmap_window_part(ctx, win->lock_memh, peers_may_still_access);
     win->memh = win->lock_memh = NULL;
+    /* Pages rmx took for rmx_win_allocate (RMX_WIN_MEMORY_USER): kept, like the mapping, while
+     * peers may still access them. */
+    if (win->pages != NULL && !peers_may_still_access)
+        munmap(win->pages, win->pages_len);
+    win->pages = NULL;
+}
+
+/* rmx_win_allocate's memory under RMX_WIN_MEMORY_USER: zeroed pages of our own, registered. */
+static void *take_pages(rmx_win_t *win, size_t len)
+{
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    win->pages = p;
+    win->pages_len = len;
+    return p;
 }
 
 static int window_open(rmx_ctx_t *ctx, void *user_base, size_t len, int allocate,
@@ -82,12 +99,21 @@ static int window_open(rmx_ctx_t *ctx, void *user_base, size_t len, int allocate
     win->lock_remote = calloc((size_t)ctx->size, sizeof(*win->lock_remote));
     win->lock_held = calloc((size_t)ctx->size, sizeof(*win->lock_held));
     int rc = win->remote && win->lock_remote && win->lock_held ? RMX_OK : RMX_ERR_NOMEM;
+    if (rc == RMX_OK && allocate && len > 0 && ctx->cfg.window_memory == RMX_WIN_MEMORY_USER) {
+        allocate = 0;
+        if ((user_base = take_pages(win, len)) == NULL)
+            rc = RMX_ERR_NOMEM;
+    }
+    /* Registered memory is not reached one-sidedly by UCX's shared-memory atomics: before any
+     * peer may target it, the progress agent must serve this rank (RMX_PROGRESS_AUTO). */
+    if (rc == RMX_OK && !allocate && len > 0)
+        rc = rmx_progress_needed(ctx);
     if (rc == RMX_OK && len > 0) {
         rc = rmx_ucx_mem_map(&ctx->ucx, allocate ? NULL : user_base, len, &win->memh, &win->base);
         /* ucp_mem_query reports the registration's start, which UCP may have rounded down:
          * the window is what the caller passed. */
         if (rc == RMX_OK && !allocate)
-            win->base = user_base;
+            win->base = user_base; /* also rmx's own pages (RMX_WIN_MEMORY_USER), zeroed by mmap */
         if (rc == RMX_OK && allocate) {
             rmx_topo_place_local(win->base, len);
             memset(win->base, 0, len);

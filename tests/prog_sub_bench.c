@@ -113,7 +113,7 @@ static void set_handler(unsigned id, ucp_am_recv_callback_t cb)
         .flags = UCP_AM_FLAG_WHOLE_MSG,
         .cb = cb,
     };
-    if (ucp_worker_set_am_recv_handler(B.ctx->ucx.worker, &p) != UCS_OK) {
+    if (ucp_worker_set_am_recv_handler(B.ctx->ucx.service, &p) != UCS_OK) {
         fprintf(stderr, "set_am_recv_handler failed\n");
         exit(1);
     }

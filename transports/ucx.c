@@ -70,10 +70,14 @@ int rmx_ucx_open(rmx_ucx_t *u, double timeout_s)
         (void)ucp_config_modify(config, "KEEPALIVE_INTERVAL", interval);
     }
 
+    /* Two workers share the context and run on two threads (the owner's and the agent's), so
+     * the context's own structures (registrations, rkeys) need UCP's lock; the data path of each
+     * worker takes none.  WAKEUP: the agent sleeps on the service worker's event fd. */
     ucp_params_t params = {
         .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
-        .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_AM,
-        .mt_workers_shared = 0,
+        .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_AM |
+                    UCP_FEATURE_WAKEUP,
+        .mt_workers_shared = 1,
     };
     st = ucp_init(&params, config, &u->context);
     ucp_config_release(config);
@@ -85,35 +89,64 @@ int rmx_ucx_open(rmx_ucx_t *u, double timeout_s)
         .thread_mode = UCS_THREAD_MODE_SINGLE, /* the context's owner thread only (see rmx.h) */
     };
     st = ucp_worker_create(u->context, &wp, &u->worker);
-    if (st != UCS_OK) {
-        ucp_cleanup(u->context);
-        u->context = NULL;
-        return rmx_ucx_status(st);
+    /* Served by one thread at a time: the owner's until the agent starts, then the agent's. */
+    ucp_worker_params_t sp = {
+        .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE | UCP_WORKER_PARAM_FIELD_EVENTS,
+        .thread_mode = UCS_THREAD_MODE_SERIALIZED,
+        .events = UCP_WAKEUP_RMA | UCP_WAKEUP_AMO | UCP_WAKEUP_RX | UCP_WAKEUP_TX,
+    };
+    if (st == UCS_OK)
+        st = ucp_worker_create(u->context, &sp, &u->service);
+    u->reply = malloc(sizeof(*u->reply));
+    if (st != UCS_OK || u->reply == NULL) {
+        rmx_ucx_close(u);
+        return st != UCS_OK ? rmx_ucx_status(st) : RMX_ERR_NOMEM;
     }
     return RMX_OK;
 }
 
 void rmx_ucx_close(rmx_ucx_t *u)
 {
+    rmx_ucx_agent_free(u);
+    /* Every endpoint is closed by now, which ended (purged) every abandoned request. */
+    for (int i = 0; i < 1000 && u->n_abandoned > 0 && u->worker != NULL; i++)
+        (void)rmx_ucx_progress(u);
+    rmx_ucx_reap_abandoned(u);
+    if (u->service != NULL)
+        ucp_worker_destroy(u->service);
     if (u->worker != NULL)
         ucp_worker_destroy(u->worker);
     if (u->context != NULL)
         ucp_cleanup(u->context);
-    u->worker = NULL;
+    u->service = u->worker = NULL;
     u->context = NULL;
+    if (u->n_abandoned == 0) { /* else a request might still write there: keep it */
+        for (int i = 0; i < u->n_abandoned_mem; i++)
+            free(u->abandoned_mem[i]);
+        free(u->abandoned_reqs);
+        free(u->abandoned_mem);
+        u->abandoned_reqs = NULL;
+        u->abandoned_mem = NULL;
+        u->n_abandoned_mem = u->cap_abandoned = u->cap_abandoned_mem = 0;
+    }
+    free(u->landing);
+    free(u->reply);
+    u->landing = NULL;
+    u->reply = NULL;
+    u->landing_len = 0;
 }
 
-int rmx_ucx_worker_address(rmx_ucx_t *u, void **addr, size_t *len)
+int rmx_ucx_worker_address(rmx_ucx_t *u, int own, void **addr, size_t *len)
 {
     ucp_address_t *a;
-    ucs_status_t st = ucp_worker_get_address(u->worker, &a, len);
+    ucs_status_t st = ucp_worker_get_address(own ? u->worker : u->service, &a, len);
     *addr = a;
     return rmx_ucx_status(st);
 }
 
-void rmx_ucx_worker_address_release(rmx_ucx_t *u, void *addr)
+void rmx_ucx_worker_address_release(rmx_ucx_t *u, int own, void *addr)
 {
-    ucp_worker_release_address(u->worker, addr);
+    ucp_worker_release_address(own ? u->worker : u->service, addr);
 }
 
 int rmx_ucx_ep_create(rmx_ucx_t *u, const void *addr, ucp_err_handler_cb_t on_error, void *arg,
@@ -218,4 +251,123 @@ int rmx_ucx_ep_describe(ucp_ep_h ep, char *buf, size_t len)
     fclose(f);
     buf[len - 1] = '\0';
     return RMX_OK;
+}
+
+/* Lanes of an endpoint that need nothing of the target: the shared-memory transports. */
+int rmx_ucx_ep_needs_target_progress(ucp_ep_h ep)
+{
+    char info[8192];
+    if (ep == NULL || rmx_ucx_ep_describe(ep, info, sizeof(info)) != RMX_OK)
+        return 1;
+    static const char *const direct[] = {"sysv", "posix", "self", "cma", "xpmem", "knem"};
+    /* ucp_ep_print_info lists one lane a line: "lane[i]: <n>:<tl>/<dev>.<...> ..." */
+    for (const char *p = strstr(info, "lane["); p != NULL; p = strstr(p + 1, "lane[")) {
+        const char *colon = strchr(p, ':');
+        if (colon == NULL)
+            break;
+        const char *tl = strchr(colon + 1, ':');
+        const char *eol = strchr(p, '\n');
+        if (tl == NULL || (eol != NULL && tl > eol))
+            continue;
+        tl++;
+        int ok = 0;
+        for (size_t i = 0; i < sizeof(direct) / sizeof(direct[0]) && !ok; i++)
+            ok = strncmp(tl, direct[i], strlen(direct[i])) == 0;
+        if (!ok)
+            return 1;
+    }
+    return 0;
+}
+
+void *rmx_ucx_rkey_ptr(ucp_rkey_h rkey, uint64_t raddr)
+{
+    void *ptr = NULL;
+    if (rkey == NULL || ucp_rkey_ptr(rkey, raddr, &ptr) != UCS_OK)
+        return NULL;
+    return ptr;
+}
+
+/* ---------------------------------------------------------------- requests that timed out */
+
+static int grow(void **arr, int *cap, int want, size_t elem)
+{
+    if (want <= *cap)
+        return 1;
+    int ncap = *cap ? 2 * *cap : 8;
+    void *p = realloc(*arr, (size_t)ncap * elem);
+    if (p == NULL)
+        return 0;
+    *arr = p;
+    *cap = ncap;
+    return 1;
+}
+
+void rmx_ucx_abandon_req(rmx_ucx_t *u, ucs_status_ptr_t req)
+{
+    if (req == NULL || UCS_PTR_IS_ERR(req))
+        return;
+    if (!grow((void **)&u->abandoned_reqs, &u->cap_abandoned, u->n_abandoned + 1,
+              sizeof(*u->abandoned_reqs))) {
+        /* Cannot list it: memory abandoned from now on is never freed (it may write there). */
+        u->n_abandoned_mem = -1;
+        return;
+    }
+    u->abandoned_reqs[u->n_abandoned++] = req;
+}
+
+void rmx_ucx_abandon_mem(rmx_ucx_t *u, void *mem)
+{
+    if (mem == NULL || u->n_abandoned_mem < 0)
+        return; /* leaked on purpose: an unlisted request may write there */
+    if (!grow((void **)&u->abandoned_mem, &u->cap_abandoned_mem, u->n_abandoned_mem + 1,
+              sizeof(*u->abandoned_mem)))
+        return; /* leaked on purpose */
+    u->abandoned_mem[u->n_abandoned_mem++] = mem;
+}
+
+void rmx_ucx_reap_abandoned(rmx_ucx_t *u)
+{
+    int keep = 0;
+    for (int i = 0; i < u->n_abandoned; i++) {
+        ucs_status_ptr_t req = u->abandoned_reqs[i];
+        if (ucp_request_check_status(req) == UCS_INPROGRESS)
+            u->abandoned_reqs[keep++] = req;
+        else
+            ucp_request_free(req);
+    }
+    u->n_abandoned = keep;
+    if (keep == 0 && u->n_abandoned_mem > 0) {
+        for (int i = 0; i < u->n_abandoned_mem; i++)
+            free(u->abandoned_mem[i]);
+        u->n_abandoned_mem = 0;
+    }
+}
+
+unsigned char *rmx_ucx_landing(rmx_ucx_t *u, size_t len)
+{
+    if (len <= u->landing_len)
+        return u->landing;
+    unsigned char *p = realloc(u->landing, len); /* nothing is in flight into it here */
+    if (p == NULL)
+        return NULL;
+    u->landing = p;
+    u->landing_len = len;
+    return p;
+}
+
+void rmx_ucx_landing_abandon(rmx_ucx_t *u)
+{
+    rmx_ucx_abandon_mem(u, u->landing);
+    u->landing = NULL;
+    u->landing_len = 0;
+}
+
+void rmx_ucx_purge(rmx_ucx_t *u, ucp_ep_h ep, ucs_status_ptr_t *reqs, int n)
+{
+    rmx_ucx_ep_close(u, ep, 0);
+    /* The force-close completed them (UCS_ERR_CANCELED); if one somehow is not, UCP frees it
+     * when it ends, and it can no longer reach memory through the closed endpoint. */
+    for (int i = 0; i < n; i++)
+        if (reqs[i] != NULL && !UCS_PTR_IS_ERR(reqs[i]))
+            ucp_request_free(reqs[i]);
 }

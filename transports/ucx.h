@@ -12,15 +12,36 @@
 
 #include <sched.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <ucp/api/ucp.h>
 #include "../api/rmx.h"
 
 typedef struct rmx_ucx {
     ucp_context_h context;
+    /* Two workers of one UCP context.  `worker` belongs to the context's owner thread and issues
+     * every operation of this rank.  `service` is the worker peers' endpoints are connected to:
+     * where UCX serves their operations in software (tcp, atomics on registered memory), the
+     * request arrives there and is answered by whoever progresses it: the progress agent while
+     * it runs (transports/agent.c), else the owner thread inside its rmx calls. */
     ucp_worker_h worker;
+    ucp_worker_h service;
     double timeout_s;   /* deadline for any single wait */
-    unsigned quiet;     /* operations completed in place since the worker was last progressed */
+    unsigned since_progress; /* operations completed in place since `worker` was last progressed */
+    int agent_running;  /* written by the owner thread only: the agent owns `service` */
+    struct rmx_agent *agent;
+    /* Fetches land here, not in the caller's buffer, where they need the target's progress: a
+     * timed-out one may still be answered later, and must not write into the caller's memory. */
+    unsigned char *landing;
+    size_t landing_len;
+    uint64_t *reply;    /* the reply slot of fetching atomics (8 bytes, rmx-owned) */
+    /* Requests that timed out while they could still write, and the rmx memory they land in:
+     * kept until UCX is done with every one of them (rmx_ucx_reap_abandoned). */
+    ucs_status_ptr_t *abandoned_reqs;
+    int n_abandoned, cap_abandoned;
+    void **abandoned_mem;
+    int n_abandoned_mem, cap_abandoned_mem;
 } rmx_ucx_t;
 
 /* Progress the worker once every this many in-place completions: UCX notices a dead peer
@@ -32,11 +53,13 @@ typedef struct rmx_ucx {
 /* ---- set-up (ucx.c) */
 int rmx_ucx_open(rmx_ucx_t *u, double timeout_s);
 void rmx_ucx_close(rmx_ucx_t *u);
-int rmx_ucx_worker_address(rmx_ucx_t *u, void **addr, size_t *len);
-void rmx_ucx_worker_address_release(rmx_ucx_t *u, void *addr);
+/* The address peers connect to (the service worker's); own: the owner worker's (self). */
+int rmx_ucx_worker_address(rmx_ucx_t *u, int own, void **addr, size_t *len);
+void rmx_ucx_worker_address_release(rmx_ucx_t *u, int own, void *addr);
 int rmx_ucx_ep_create(rmx_ucx_t *u, const void *addr, ucp_err_handler_cb_t on_error, void *arg,
                       ucp_ep_h *ep);
-/* flush_first: complete outstanding operations (graceful); otherwise force-close (failed peer). */
+/* flush_first: complete outstanding operations (graceful); otherwise force-close (failed peer).
+ * A force-close purges the endpoint's requests: none of them touches memory afterwards. */
 void rmx_ucx_ep_close(rmx_ucx_t *u, ucp_ep_h ep, int flush_first);
 /* addr NULL: UCP allocates (reachable one-sidedly over shared memory); *out_addr gets the address. */
 int rmx_ucx_mem_map(rmx_ucx_t *u, void *addr, size_t len, ucp_mem_h *memh, void **out_addr);
@@ -44,12 +67,42 @@ void rmx_ucx_mem_unmap(rmx_ucx_t *u, ucp_mem_h memh);
 int rmx_ucx_rkey_pack(rmx_ucx_t *u, ucp_mem_h memh, void **buf, size_t *len);
 void rmx_ucx_rkey_buffer_release(void *buf);
 int rmx_ucx_rkey_unpack(ucp_ep_h ep, const void *buf, ucp_rkey_h *rkey);
+/* The local address of remote memory [raddr...] when this process can load and store it directly
+ * (UCX shared memory), else NULL.  Operations on such memory complete in place. */
+void *rmx_ucx_rkey_ptr(ucp_rkey_h rkey, uint64_t raddr);
 int rmx_ucx_status(ucs_status_t st);
 /* Flush n endpoints at once (one round trip, not n): every operation issued on them completes
  * at the target.  The first error, or RMX_ERR_TIMEOUT. */
 int rmx_ucx_flush_eps(rmx_ucx_t *u, ucp_ep_h *eps, int n);
 /* Which transports an endpoint uses for RMA/AMO, into buf (for diagnostics and tests). */
 int rmx_ucx_ep_describe(ucp_ep_h ep, char *buf, size_t len);
+/* 1 when some lane of ep is not shared memory (sysv, posix, self, cma, xpmem, knem): operations
+ * on it may need the target's progress. */
+int rmx_ucx_ep_needs_target_progress(ucp_ep_h ep);
+/* Timed-out requests that may still write into rmx memory: the requests are kept until they end,
+ * the memory (malloc'd) until none of them is left. */
+void rmx_ucx_abandon_req(rmx_ucx_t *u, ucs_status_ptr_t req);
+void rmx_ucx_abandon_mem(rmx_ucx_t *u, void *mem);
+/* Free the abandoned requests that have ended, and their memory once all have. */
+void rmx_ucx_reap_abandoned(rmx_ucx_t *u);
+/* The landing buffer for fetches, at least len bytes (NULL: out of memory). */
+unsigned char *rmx_ucx_landing(rmx_ucx_t *u, size_t len);
+/* The landing buffer may still be written by the abandoned requests: give it up. */
+void rmx_ucx_landing_abandon(rmx_ucx_t *u);
+/* Requests that may still touch the caller's memory timed out on ep: force-close ep (UCX purges
+ * its requests: none of them touches memory afterwards), then release them.  The caller must
+ * forget ep. */
+void rmx_ucx_purge(rmx_ucx_t *u, ucp_ep_h ep, ucs_status_ptr_t *reqs, int n);
+
+/* ---- the progress agent (agent.c) */
+/* Start the thread that serves `service` (sleeping on its event fd); idempotent. */
+int rmx_ucx_agent_start(rmx_ucx_t *u);
+/* Stop and join it; `service` is the owner thread's again. */
+void rmx_ucx_agent_stop(rmx_ucx_t *u);
+/* CPU seconds the agent has used and the times it woke up (0 when it never ran). */
+void rmx_ucx_agent_usage(rmx_ucx_t *u, double *cpu_s, uint64_t *wakeups);
+/* Stop it and release what it holds (rmx_ucx_close). */
+void rmx_ucx_agent_free(rmx_ucx_t *u);
 
 /* ---- hot path */
 static inline double rmx_now_s(void)
@@ -59,30 +112,44 @@ static inline double rmx_now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* Progress this rank's operations, and serve peers' requests unless the agent does. */
 static inline unsigned rmx_ucx_progress(rmx_ucx_t *u)
 {
-    return ucp_worker_progress(u->worker);
+    unsigned n = ucp_worker_progress(u->worker);
+    if (!u->agent_running)
+        n += ucp_worker_progress(u->service);
+    if (__builtin_expect(u->n_abandoned != 0, 0))
+        rmx_ucx_reap_abandoned(u);
+    return n;
 }
 
 /* One operation completed without waiting (in place, or staged by the tracker): progress the
  * worker once in a while (RMX_UCX_QUIET_PROGRESS). */
 static inline void rmx_ucx_tick(rmx_ucx_t *u)
 {
-    if (++u->quiet >= RMX_UCX_QUIET_PROGRESS) {
-        u->quiet = 0;
+    if (++u->since_progress >= RMX_UCX_QUIET_PROGRESS) {
+        u->since_progress = 0;
         (void)rmx_ucx_progress(u);
     }
 }
 
-/* Progress until req completes; RMX_OK, the mapped UCP error, or RMX_ERR_TIMEOUT (the request is
- * then released to UCP, which frees it whenever the endpoint finally completes or fails it). */
-static inline int rmx_ucx_wait(rmx_ucx_t *u, ucs_status_ptr_t req)
+/* What a wait does with a request that timed out. */
+typedef enum {
+    RMX_UCX_RELEASE,  /* it references no memory of the caller's (flush, close, a non-fetching
+                         atomic): hand it to UCP, which frees it when it ends */
+    RMX_UCX_KEEP,     /* it may still read or write memory: leave it to the caller, in flight */
+} rmx_ucx_on_timeout_t;
+
+/* Progress until req completes; RMX_OK, the mapped UCP error, or RMX_ERR_TIMEOUT (then what
+ * happens to the request is `on_timeout`). */
+static inline int rmx_ucx_wait_req(rmx_ucx_t *u, ucs_status_ptr_t req,
+                                   rmx_ucx_on_timeout_t on_timeout)
 {
     if (req == NULL) {
         rmx_ucx_tick(u);
         return RMX_OK;
     }
-    u->quiet = 0;
+    u->since_progress = 0;
     if (UCS_PTR_IS_ERR(req))
         return rmx_ucx_status(UCS_PTR_STATUS(req));
     double deadline = 0;
@@ -96,7 +163,8 @@ static inline int rmx_ucx_wait(rmx_ucx_t *u, ucs_status_ptr_t req)
             if (deadline == 0)
                 deadline = t + u->timeout_s;
             else if (t > deadline) {
-                ucp_request_free(req);
+                if (on_timeout == RMX_UCX_RELEASE)
+                    ucp_request_free(req);
                 return RMX_ERR_TIMEOUT;
             }
             sched_yield(); /* 2 cores, often more ranks: let the peer run */
@@ -106,9 +174,17 @@ static inline int rmx_ucx_wait(rmx_ucx_t *u, ucs_status_ptr_t req)
     return rmx_ucx_status(st);
 }
 
+/* For requests that reference no caller memory once issued (flush, close). */
+static inline int rmx_ucx_wait(rmx_ucx_t *u, ucs_status_ptr_t req)
+{
+    return rmx_ucx_wait_req(u, req, RMX_UCX_RELEASE);
+}
+
 /* Returns once src may be reused (local completion); the target sees the data after a flush.
  * Only op_attr_mask is set: UCP reads no field the mask does not name, and zeroing the whole
- * 72-byte struct (a rep stos) cost more than the 8-byte put itself over shared memory. */
+ * 72-byte struct (a rep stos) cost more than the 8-byte put itself over shared memory.
+ * RMX_ERR_TIMEOUT: the put could not even leave this rank (the target reads nothing); ep has
+ * been force-closed so that UCX no longer reads src: the caller must forget it. */
 static inline int rmx_ucx_put(rmx_ucx_t *u, ucp_ep_h ep, const void *src, size_t len,
                               uint64_t raddr, ucp_rkey_h rkey)
 {
@@ -116,22 +192,49 @@ static inline int rmx_ucx_put(rmx_ucx_t *u, ucp_ep_h ep, const void *src, size_t
     prm.op_attr_mask = 0;
     if (ep == NULL)
         return RMX_ERR_PEER; /* closed after its peer failed (rmx_peers_reap) */
-    return rmx_ucx_wait(u, ucp_put_nbx(ep, src, len, raddr, rkey, &prm));
+    ucs_status_ptr_t req = ucp_put_nbx(ep, src, len, raddr, rkey, &prm);
+    int rc = rmx_ucx_wait_req(u, req, RMX_UCX_KEEP);
+    if (rc == RMX_ERR_TIMEOUT)
+        rmx_ucx_purge(u, ep, &req, 1);
+    return rc;
 }
 
-/* Blocking: dst holds the remote bytes on return. */
+/* Blocking: dst holds the remote bytes on return.  in_place: the route needs nothing of the target
+ * (UCX shared memory, rmx_ucx_rkey_ptr), so the get writes dst directly; otherwise it lands in
+ * rmx's landing buffer and is copied, so that an answer arriving after a timeout writes there.
+ * RMX_ERR_TIMEOUT with in_place: ep has been force-closed (as for rmx_ucx_put). */
 static inline int rmx_ucx_get(rmx_ucx_t *u, ucp_ep_h ep, void *dst, size_t len, uint64_t raddr,
-                              ucp_rkey_h rkey)
+                              ucp_rkey_h rkey, int in_place)
 {
     ucp_request_param_t prm;
     prm.op_attr_mask = 0; /* as in rmx_ucx_put */
     if (ep == NULL)
         return RMX_ERR_PEER; /* closed after its peer failed (rmx_peers_reap) */
-    return rmx_ucx_wait(u, ucp_get_nbx(ep, dst, len, raddr, rkey, &prm));
+    if (in_place) {
+        ucs_status_ptr_t req = ucp_get_nbx(ep, dst, len, raddr, rkey, &prm);
+        int rc = rmx_ucx_wait_req(u, req, RMX_UCX_KEEP);
+        if (rc == RMX_ERR_TIMEOUT)
+            rmx_ucx_purge(u, ep, &req, 1);
+        return rc;
+    }
+    unsigned char *land = rmx_ucx_landing(u, len);
+    if (land == NULL)
+        return RMX_ERR_NOMEM;
+    ucs_status_ptr_t req = ucp_get_nbx(ep, land, len, raddr, rkey, &prm);
+    int rc = rmx_ucx_wait_req(u, req, RMX_UCX_KEEP);
+    if (rc == RMX_OK)
+        memcpy(dst, land, len);
+    else if (rc == RMX_ERR_TIMEOUT) {
+        rmx_ucx_abandon_req(u, req);
+        rmx_ucx_landing_abandon(u);
+    }
+    return rc;
 }
 
 /* One native atomic of 4 or 8 bytes.  reply NULL: no fetch (never for SWAP/CSWAP).
- * CSWAP: *operand is the comparand, *reply the new value in and the old value out. */
+ * CSWAP: *operand is the comparand, *reply the new value in and the old value out.
+ * The reply goes through rmx's own slot (u->reply), so a late one never lands in the caller's
+ * memory; UCP copies the operand when the call is issued. */
 static inline int rmx_ucx_amo(rmx_ucx_t *u, ucp_ep_h ep, ucp_atomic_op_t op, const void *operand,
                               void *reply, size_t size, uint64_t raddr, ucp_rkey_h rkey)
 {
@@ -139,13 +242,26 @@ static inline int rmx_ucx_amo(rmx_ucx_t *u, ucp_ep_h ep, ucp_atomic_op_t op, con
         .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE,
         .datatype = ucp_dt_make_contig(size),
     };
-    if (reply != NULL) {
-        prm.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
-        prm.reply_buffer = reply;
-    }
     if (ep == NULL)
         return RMX_ERR_PEER; /* closed after its peer failed (rmx_peers_reap) */
-    return rmx_ucx_wait(u, ucp_atomic_op_nbx(ep, op, operand, 1, raddr, rkey, &prm));
+    if (reply == NULL)
+        return rmx_ucx_wait(u, ucp_atomic_op_nbx(ep, op, operand, 1, raddr, rkey, &prm));
+    if (__builtin_expect(u->reply == NULL, 0) &&
+        (u->reply = malloc(sizeof(*u->reply))) == NULL)
+        return RMX_ERR_NOMEM;
+    memcpy(u->reply, reply, size); /* CSWAP: the new value */
+    prm.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+    prm.reply_buffer = u->reply;
+    ucs_status_ptr_t req = ucp_atomic_op_nbx(ep, op, operand, 1, raddr, rkey, &prm);
+    int rc = rmx_ucx_wait_req(u, req, RMX_UCX_KEEP);
+    if (rc == RMX_OK)
+        memcpy(reply, u->reply, size);
+    else if (rc == RMX_ERR_TIMEOUT) {
+        rmx_ucx_abandon_req(u, req);
+        rmx_ucx_abandon_mem(u, u->reply);
+        u->reply = NULL;
+    }
+    return rc;
 }
 
 /* Complete everything issued on ep, at origin and target. */
