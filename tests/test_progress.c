@@ -1,0 +1,475 @@
+/*
+ * test_progress.c — one-sided means the target is not needed: every operation aimed at a rank
+ * that computes or sleeps outside rmx completes in a small fraction of its busy time, over shared
+ * memory and over tcp, on allocated and on registered (rmx_win_create) windows (engine/progress:
+ * the agent in transports/agent.c).  And a call that timed out has let go of the caller's memory:
+ * nothing writes into its buffer or its stack afterwards.
+ */
+#include <sys/mman.h>
+#include "harness.h"
+
+#define ORIGIN 0
+#define TARGET 1
+#define WIN_BYTES (128u << 10)
+#define FLAG_DISP 2048
+#define BIG_DISP 4096
+
+/* How long the target stays away, and what the origin's calls may take at most meanwhile. */
+#define BUSY_S RMX_T(1.0)
+#define QUICK_S (BUSY_S / 10)
+
+typedef enum { BUSY_SLEEPING, BUSY_COMPUTING } busy_kind_t;
+
+typedef struct {
+    int tcp;                 /* UCX_TLS=tcp,self */
+    int created;             /* rmx_win_create instead of rmx_win_allocate */
+    busy_kind_t busy;
+    rmx_progress_t progress; /* 0: the default (auto) */
+} setup_t;
+
+static volatile double sink;
+
+/* Outside rmx for `seconds`: asleep, or computing on this core. */
+static void be_busy(busy_kind_t how, double seconds)
+{
+    double until = now_s() + seconds;
+    if (how == BUSY_SLEEPING) {
+        while (now_s() < until)
+            usleep(10000);
+        return;
+    }
+    double x = 1.0;
+    while (now_s() < until)
+        for (int i = 0; i < 100000; i++)
+            x = x * 1.0000001 + 1e-9;
+    sink = x;
+}
+
+typedef struct {
+    rmx_ctx_t *ctx;
+    rmx_win_t *win;
+    unsigned char *base;
+    void *user_mem;
+} rank_t;
+
+static rank_t open_rank(const rmx_config_t *cfg0, const setup_t *s, double timeout_s)
+{
+    if (s->tcp)
+        setenv("UCX_TLS", "tcp,self", 1);
+    rmx_config_t cfg;
+    if (cfg0 != NULL)
+        cfg = *cfg0;
+    else
+        rmx_config_init(&cfg);
+    if (s->progress != RMX_PROGRESS_ENV)
+        cfg.progress = s->progress;
+    if (timeout_s > 0)
+        cfg.peer_timeout_s = timeout_s;
+    rank_t r = {0};
+    RANK_OK(rmx_init(&cfg, &r.ctx));
+    if (s->created) {
+        r.user_mem = calloc(1, WIN_BYTES);
+        RANK_ASSERT(r.user_mem != NULL);
+        r.base = r.user_mem;
+        RANK_OK(rmx_win_create(r.ctx, r.user_mem, WIN_BYTES, &r.win));
+    } else {
+        void *b;
+        RANK_OK(rmx_win_allocate(r.ctx, WIN_BYTES, &b, &r.win));
+        r.base = b;
+    }
+    return r;
+}
+
+static void close_rank(rank_t *r)
+{
+    RANK_OK(rmx_win_free(&r->win));
+    RANK_OK(rmx_finalize(r->ctx));
+    free(r->user_mem);
+}
+
+/* The call `what` took at most QUICK_S while the target was busy. */
+#define QUICKLY(what, expr)                                                                  \
+    do {                                                                                     \
+        double t0_ = now_s();                                                                \
+        RANK_OK(expr);                                                                       \
+        double dt_ = now_s() - t0_;                                                          \
+        RANK_ASSERT(dt_ < QUICK_S, "%s took %.3f s with the target busy for %.1f s", what,   \
+                    dt_, (double)BUSY_S);                                                    \
+    } while (0)
+
+/* Every rmw op on its own int64 word: operand, the target's value afterwards (it starts at 0). */
+typedef struct {
+    rmx_rmw_op_t op;
+    int64_t operand, after;
+} rmw_case_t;
+static const rmw_case_t rmw_cases[] = {
+    {RMX_OP_INC, 0, 1},   {RMX_OP_PROD, 3, 0},  {RMX_OP_SUM, 7, 7},    {RMX_OP_LAND, 1, 0},
+    {RMX_OP_LOR, 1, 1},   {RMX_OP_LXOR, 1, 1},  {RMX_OP_BAND, 0xff, 0}, {RMX_OP_BOR, 5, 5},
+    {RMX_OP_BXOR, 6, 6},  {RMX_OP_SWAP, 9, 9},  {RMX_OP_MIN, -4, -4},  {RMX_OP_MAX, 11, 11},
+    {RMX_OP_NO_OP, 0, 0},
+};
+typedef struct {
+    rmx_rmw2_op_t op;
+    int64_t comparand, value, after;
+} rmw2_case_t;
+static const rmw2_case_t rmw2_cases[] = {
+    {RMX_OP2_COMP_SWAP, 0, 21, 21},    {RMX_OP2_MASK_SWAP, 0xf0, 0xab, 0xa0},
+    {RMX_OP2_COMP_SWAP_GT, -1, 5, 5},  {RMX_OP2_COMP_SWAP_GE, 0, 6, 6},
+    {RMX_OP2_COMP_SWAP_LT, 1, 7, 7},   {RMX_OP2_COMP_SWAP_LE, 0, 8, 8},
+    {RMX_OP2_COMP_SWAP_NE, 1, 9, 9},
+};
+#define NRMW (sizeof(rmw_cases) / sizeof(rmw_cases[0]))
+#define NRMW2 (sizeof(rmw2_cases) / sizeof(rmw2_cases[0]))
+#define RMW_DISP 256 /* words: RMW_DISP + 8 * i, then the rmw2 ones */
+#define IMPLICIT_DISP 1024
+#define LOCKED_DISP 1032
+
+/* The origin's operations, each timed, while the target is away. */
+static void operate_on_busy_target(rank_t *r)
+{
+    uint64_t v = 0x1122334455667788u, got = 0;
+    QUICKLY("put + sync_memory", (rmx_put(r->win, &v, 8, TARGET, 0), rmx_sync_memory(r->ctx)));
+    QUICKLY("get", rmx_get(r->win, &got, 8, TARGET, 0));
+    RANK_ASSERT(got == v, "get read %llx", (unsigned long long)got);
+    unsigned char big[8192];
+    fill_pattern(big, sizeof(big), ORIGIN, 1);
+    QUICKLY("8 KiB put + sync_memory",
+            (rmx_put(r->win, big, sizeof(big), TARGET, BIG_DISP), rmx_sync_memory(r->ctx)));
+    for (size_t i = 0; i < NRMW; i++) {
+        int64_t old = -1;
+        QUICKLY("rmw", rmx_rmw(r->win, &rmw_cases[i].operand, 1, RMX_INT64, &old, TARGET,
+                               RMW_DISP + 8 * i, 0, rmw_cases[i].op));
+        RANK_ASSERT(old == 0, "rmw op %d fetched %lld", (int)rmw_cases[i].op, (long long)old);
+    }
+    for (size_t i = 0; i < NRMW2; i++) {
+        int64_t old = -1;
+        QUICKLY("rmw2", rmx_rmw2(r->win, &rmw2_cases[i].comparand, 1, RMX_INT64,
+                                 &rmw2_cases[i].value, &old, TARGET, RMW_DISP + 8 * (NRMW + i), 0,
+                                 rmw2_cases[i].op));
+        RANK_ASSERT(old == 0, "rmw2 op %d fetched %lld", (int)rmw2_cases[i].op, (long long)old);
+    }
+    int64_t one = 1;
+    QUICKLY("rmw in an implicit epoch", rmx_rmw(r->win, &one, 1, RMX_INT64, NULL, TARGET,
+                                                IMPLICIT_DISP, RMX_MODE_PASSIVE_EPOCH_IMPLICIT,
+                                                RMX_OP_SUM));
+    QUICKLY("lock", rmx_win_lock(r->win, RMX_LOCK_EXCLUSIVE, TARGET, 0));
+    QUICKLY("put in the epoch", rmx_put(r->win, &v, 8, TARGET, LOCKED_DISP));
+    QUICKLY("unlock", rmx_win_unlock(r->win, TARGET));
+    QUICKLY("shared lock", rmx_win_lock(r->win, RMX_LOCK_SHARED, TARGET, 0));
+    QUICKLY("shared unlock", rmx_win_unlock(r->win, TARGET));
+}
+
+/* The target checks what the origin did while it was away. */
+static void check_target_memory(rank_t *r)
+{
+    uint64_t v;
+    memcpy(&v, r->base, 8);
+    RANK_ASSERT(v == 0x1122334455667788u, "put word %llx", (unsigned long long)v);
+    unsigned char big[8192];
+    fill_pattern(big, sizeof(big), ORIGIN, 1);
+    RANK_ASSERT(memcmp(r->base + BIG_DISP, big, sizeof(big)) == 0, "8 KiB put");
+    for (size_t i = 0; i < NRMW; i++) {
+        int64_t w;
+        memcpy(&w, r->base + RMW_DISP + 8 * i, 8);
+        RANK_ASSERT(w == rmw_cases[i].after, "rmw op %d left %lld, want %lld",
+                    (int)rmw_cases[i].op, (long long)w, (long long)rmw_cases[i].after);
+    }
+    for (size_t i = 0; i < NRMW2; i++) {
+        int64_t w;
+        memcpy(&w, r->base + RMW_DISP + 8 * (NRMW + i), 8);
+        RANK_ASSERT(w == rmw2_cases[i].after, "rmw2 op %d left %lld, want %lld",
+                    (int)rmw2_cases[i].op, (long long)w, (long long)rmw2_cases[i].after);
+    }
+    int64_t w;
+    memcpy(&w, r->base + IMPLICIT_DISP, 8);
+    RANK_ASSERT(w == 1, "implicit-epoch SUM left %lld", (long long)w);
+    memcpy(&v, r->base + LOCKED_DISP, 8);
+    RANK_ASSERT(v == 0x1122334455667788u, "put in the lock epoch");
+}
+
+static int rank_busy_target(const rmx_config_t *cfg, void *arg)
+{
+    const setup_t *s = arg;
+    rank_t r = open_rank(cfg, s, 0);
+    int me = rmx_rank(r.ctx);
+    RANK_OK(rmx_sync_all(r.ctx));
+    if (me == TARGET)
+        be_busy(s->busy, BUSY_S);
+    else
+        operate_on_busy_target(&r);
+    RANK_OK(rmx_sync_all(r.ctx));
+    /* SYNC IMAGES with a partner that is away: the origin's notification is applied while the
+     * target computes, so the target's matching call, when it comes, finds it at once; the
+     * origin's returns as soon as the target's has been made. */
+    int partner = 1 - me;
+    if (me == TARGET) {
+        be_busy(s->busy, BUSY_S);
+        QUICKLY("sync_images after the partner's", rmx_sync_images(r.ctx, &partner, 1));
+    } else {
+        double t0 = now_s();
+        RANK_OK(rmx_sync_images(r.ctx, &partner, 1));
+        double dt = now_s() - t0;
+        RANK_ASSERT(dt < BUSY_S + QUICK_S, "sync_images took %.3f s, the partner came after %.1f s",
+                    dt, (double)BUSY_S);
+    }
+    if (me == TARGET)
+        check_target_memory(&r);
+    close_rank(&r);
+    return 0;
+}
+
+/* The coarray wait: the target polls a flag of its own window, once with rmx_sync_memory (the
+ * standard idiom; it progresses even with nothing outstanding) and once outside rmx entirely. */
+static int rank_flag_wait(const rmx_config_t *cfg, void *arg)
+{
+    const setup_t *s = arg;
+    rank_t r = open_rank(cfg, s, 0);
+    int me = rmx_rank(r.ctx);
+    volatile uint64_t *flag = (volatile uint64_t *)(r.base + FLAG_DISP);
+    for (uint64_t round = 1; round <= 2; round++) {
+        RANK_OK(rmx_sync_all(r.ctx));
+        if (me == TARGET) {
+            double until = now_s() + BUSY_S;
+            while (*flag != round && now_s() < until) {
+                if (round == 1)
+                    RANK_OK(rmx_sync_memory(r.ctx));
+                else
+                    be_busy(s->busy, 0.001);
+            }
+            RANK_ASSERT(*flag == round, "round %llu: the flag never arrived",
+                        (unsigned long long)round);
+        } else {
+            usleep(20000); /* the target is polling by now */
+            QUICKLY("flag put + sync_memory",
+                    (rmx_put(r.win, &round, 8, TARGET, FLAG_DISP), rmx_sync_memory(r.ctx)));
+        }
+    }
+    RANK_OK(rmx_sync_all(r.ctx));
+    close_rank(&r);
+    return 0;
+}
+
+#define SETUP(tcp_, created_, busy_) (&(setup_t){.tcp = tcp_, .created = created_, .busy = busy_})
+
+#define BUSY_TESTS(name, tcp_, created_)                                                     \
+    Test(progress, name##_target_sleeping, .timeout = RMX_T(60))                              \
+    {                                                                                        \
+        run_ranks(2, rank_busy_target, SETUP(tcp_, created_, BUSY_SLEEPING));                \
+    }                                                                                        \
+    Test(progress, name##_target_computing, .timeout = RMX_T(60))                             \
+    {                                                                                        \
+        run_ranks(2, rank_busy_target, SETUP(tcp_, created_, BUSY_COMPUTING));               \
+    }                                                                                        \
+    Test(progress, name##_flag_wait, .timeout = RMX_T(60))                                    \
+    {                                                                                        \
+        run_ranks(2, rank_flag_wait, SETUP(tcp_, created_, BUSY_COMPUTING));                 \
+    }
+
+BUSY_TESTS(shm_allocated, 0, 0)
+BUSY_TESTS(shm_created, 0, 1)
+BUSY_TESTS(tcp_allocated, 1, 0)
+BUSY_TESTS(tcp_created, 1, 1)
+
+/* Without the agent a busy target holds an operation back for its whole busy time over tcp:
+ * what the tests above would see if the agent did nothing (they can fail). */
+static int rank_no_agent(const rmx_config_t *cfg, void *arg)
+{
+    const setup_t *s = arg;
+    rank_t r = open_rank(cfg, s, 0);
+    int me = rmx_rank(r.ctx);
+    rmx_stats_t st;
+    RANK_OK(rmx_stats(r.ctx, &st));
+    RANK_ASSERT(!st.agent_running, "RMX_PROGRESS=none, yet the agent runs");
+    RANK_OK(rmx_sync_all(r.ctx));
+    if (me == TARGET) {
+        be_busy(BUSY_SLEEPING, BUSY_S / 2);
+    } else {
+        uint64_t got;
+        double t0 = now_s();
+        RANK_OK(rmx_get(r.win, &got, 8, TARGET, 0));
+        double dt = now_s() - t0;
+        RANK_ASSERT(dt > BUSY_S / 4, "a get took %.3f s from a target away for %.2f s and no agent",
+                    dt, (double)BUSY_S / 2);
+    }
+    RANK_OK(rmx_sync_all(r.ctx));
+    close_rank(&r);
+    return 0;
+}
+
+Test(progress, without_the_agent_a_busy_target_stalls_tcp, .timeout = RMX_T(60))
+{
+    setup_t s = {.tcp = 1, .busy = BUSY_SLEEPING, .progress = RMX_PROGRESS_NONE};
+    run_ranks(2, rank_no_agent, &s);
+}
+
+/* AUTO starts the agent exactly where something needs it. */
+static int rank_auto_mode(const rmx_config_t *cfg, void *arg)
+{
+    const setup_t *s = arg;
+    rank_t r = open_rank(cfg, s, 0);
+    rmx_stats_t st;
+    RANK_OK(rmx_stats(r.ctx, &st));
+    int want = s->tcp || s->created;
+    RANK_ASSERT(st.agent_running == want, "agent %s (tcp %d, registered window %d)",
+                st.agent_running ? "runs" : "does not run", s->tcp, s->created);
+    close_rank(&r);
+    return 0;
+}
+
+Test(progress, auto_runs_the_agent_only_where_needed, .timeout = RMX_T(60))
+{
+    if (getenv("UCX_TLS") != NULL || getenv("RMX_WIN_MEMORY") != NULL)
+        cr_skip_test("UCX_TLS or RMX_WIN_MEMORY set: the transport choice is the user's");
+    run_ranks(2, rank_auto_mode, SETUP(0, 0, BUSY_SLEEPING));
+    run_ranks(2, rank_auto_mode, SETUP(0, 1, BUSY_SLEEPING));
+    run_ranks(2, rank_auto_mode, SETUP(1, 0, BUSY_SLEEPING));
+}
+
+/* The agent sleeps while nothing comes: over a second of a quiet job it uses almost no CPU. */
+static int rank_idle_agent(const rmx_config_t *cfg, void *arg)
+{
+    setup_t s = {.tcp = 1, .progress = RMX_PROGRESS_THREAD};
+    (void)arg;
+    rank_t r = open_rank(cfg, &s, 0);
+    RANK_OK(rmx_sync_all(r.ctx));
+    rmx_stats_t a, b;
+    RANK_OK(rmx_stats(r.ctx, &a));
+    be_busy(BUSY_SLEEPING, 1.0);
+    RANK_OK(rmx_stats(r.ctx, &b));
+    RANK_ASSERT(a.agent_running && b.agent_running);
+    double cpu = (double)(b.agent_cpu_ns - a.agent_cpu_ns) * 1e-9;
+    fprintf(stderr, "progress: idle agent used %.6f s of CPU in 1 s, %llu wakeups\n", cpu,
+            (unsigned long long)(b.agent_wakeups - a.agent_wakeups));
+    RANK_ASSERT(cpu < 0.01 * RMX_TEST_TIME_SCALE, "the idle agent used %.4f s of CPU in 1 s",
+                cpu);
+    RANK_OK(rmx_sync_all(r.ctx));
+    close_rank(&r);
+    return 0;
+}
+
+Test(progress, an_idle_agent_sleeps, .timeout = RMX_T(60))
+{
+    run_ranks(2, rank_idle_agent, NULL);
+}
+
+/* Bad values are refused, naming the variable. */
+Test(progress, bad_progress_values_are_refused, .timeout = RMX_T(30))
+{
+    rmx_config_t cfg;
+    rmx_ctx_t *ctx = NULL;
+    rmx_config_init(&cfg);
+    cfg.bootstrap = RMX_BOOT_SINGLE;
+    cfg.progress = (rmx_progress_t)42;
+    cr_expect_eq(rmx_init(&cfg, &ctx), RMX_ERR_ARG);
+    cfg.progress = RMX_PROGRESS_ENV;
+    cfg.window_memory = (rmx_win_memory_t)7;
+    cr_expect_eq(rmx_init(&cfg, &ctx), RMX_ERR_ARG);
+    cfg.window_memory = RMX_WIN_MEMORY_ENV;
+    char *old = getenv("RMX_PROGRESS") ? strdup(getenv("RMX_PROGRESS")) : NULL;
+    setenv("RMX_PROGRESS", "sometimes", 1);
+    cr_expect_eq(rmx_init(&cfg, &ctx), RMX_ERR_ARG);
+    cr_expect_null(ctx);
+    setenv("RMX_PROGRESS", "thread", 1);
+    cr_assert_eq(rmx_init(&cfg, &ctx), RMX_OK);
+    cr_expect_eq(rmx_progress(ctx), RMX_OK);
+    cr_expect_eq(rmx_finalize(ctx), RMX_OK);
+    cr_expect_eq(rmx_progress(ctx), RMX_ERR_CTX);
+    if (old != NULL)
+        setenv("RMX_PROGRESS", old, 1);
+    else
+        unsetenv("RMX_PROGRESS");
+    free(old);
+    cr_expect_eq(rmx_progress(NULL), RMX_ERR_CTX);
+}
+
+/* ---------------------------------------------------------------- a timed-out call lets go */
+
+#define GET_BYTES 65536
+#define CANARY 0x5ca1ab1ec0ffee11u
+
+typedef struct {
+    uint64_t before;
+    unsigned char buf[GET_BYTES];
+    uint64_t after;
+} guarded_t;
+
+/* A fetching atomic whose result lives in this frame; it times out and the frame is left. */
+static __attribute__((noinline)) int fetch_into_frame(rank_t *r, uint64_t *saw)
+{
+    volatile uint64_t frame[8] = {CANARY, CANARY, 0, CANARY, CANARY, CANARY, CANARY, CANARY};
+    uint64_t one = 1;
+    int rc = rmx_rmw(r->win, &one, 1, RMX_UINT64, (void *)&frame[2], TARGET, 512, 0, RMX_OP_SUM);
+    *saw = frame[2];
+    return rc;
+}
+
+/* A frame over the same stack, kept while the late answers arrive; 0 when nothing wrote it. */
+static __attribute__((noinline)) int frame_stays_unwritten(rank_t *r, double seconds)
+{
+    volatile unsigned char area[16384];
+    for (size_t i = 0; i < sizeof(area); i++)
+        area[i] = (unsigned char)(i * 7 + 3);
+    double until = now_s() + seconds;
+    while (now_s() < until)
+        RANK_OK(rmx_progress(r->ctx));
+    for (size_t i = 0; i < sizeof(area); i++)
+        if (area[i] != (unsigned char)(i * 7 + 3))
+            return 1;
+    return 0;
+}
+
+static int rank_timeout_lets_go(const rmx_config_t *cfg, void *arg)
+{
+    const setup_t *s = arg;
+    /* The target has no agent and computes for longer than the origin's timeout (the fork
+     * launcher tells each rank its rank before rmx_init). */
+    setup_t mine = *s;
+    if (cfg->oob.rank == TARGET)
+        mine.progress = RMX_PROGRESS_NONE;
+    double timeout = RMX_T(0.3);
+    rank_t r = open_rank(cfg, &mine, timeout);
+    int me = rmx_rank(r.ctx);
+    RANK_OK(rmx_sync_all(r.ctx));
+    if (me == TARGET) {
+        be_busy(BUSY_COMPUTING, 4 * timeout);
+    } else {
+        guarded_t *g = malloc(sizeof(*g));
+        RANK_ASSERT(g != NULL);
+        g->before = g->after = CANARY;
+        memset(g->buf, 0xab, sizeof(g->buf));
+        int rc = rmx_get(r.win, g->buf, GET_BYTES, TARGET, 0);
+        /* Over shared memory UCX reads registered memory with CMA: no target needed. */
+        RANK_ASSERT(rc == RMX_ERR_TIMEOUT || (!s->tcp && rc == RMX_OK), "get: %s",
+                    rmx_strerror(rc));
+        uint64_t saw = 0;
+        rc = fetch_into_frame(&r, &saw);
+        RANK_RC(RMX_ERR_TIMEOUT, rc);
+        /* The target comes back and answers both; the answers must land in rmx's memory. */
+        RANK_ASSERT(frame_stays_unwritten(&r, 6 * timeout) == 0,
+                    "a late answer wrote into the stack");
+        for (size_t i = 0; i < sizeof(g->buf) && rc == RMX_ERR_TIMEOUT; i++)
+            RANK_ASSERT(g->buf[i] == 0xab || !s->tcp, "byte %zu of the get buffer changed", i);
+        RANK_ASSERT(g->before == CANARY && g->after == CANARY, "the canaries changed");
+        free(g);
+    }
+    RANK_OK(rmx_sync_all(r.ctx));
+    /* The late SUM was applied once, and the ranks go on working together. */
+    uint64_t one = 1, old = 0;
+    if (me == ORIGIN)
+        RANK_OK(rmx_rmw(r.win, &one, 1, RMX_UINT64, &old, TARGET, 512, 0, RMX_OP_SUM));
+    RANK_OK(rmx_sync_all(r.ctx));
+    if (me == ORIGIN)
+        RANK_ASSERT(old == 1, "the timed-out SUM was applied %llu times", (unsigned long long)old);
+    close_rank(&r);
+    return 0;
+}
+
+Test(progress, a_timed_out_call_lets_go_of_the_callers_memory_tcp, .timeout = RMX_T(60))
+{
+    run_ranks(2, rank_timeout_lets_go, SETUP(1, 0, BUSY_COMPUTING));
+}
+
+Test(progress, a_timed_out_call_lets_go_of_the_callers_memory_shm_created, .timeout = RMX_T(60))
+{
+    run_ranks(2, rank_timeout_lets_go, SETUP(0, 1, BUSY_COMPUTING));
+}
