@@ -62,6 +62,15 @@ int rmx_ucx_open(rmx_ucx_t *u, double timeout_s)
     if (st != UCS_OK)
         return rmx_ucx_status(st);
 
+    /* UCX's adaptive progress (on by default once a worker has wakeup events) deactivates an
+     * interface that no endpoint uses and re-activates it on its next event.  In UCX 1.13 the
+     * count behind it goes wrong when a failed peer's endpoints are discarded: the service
+     * worker's shared-memory interface was left inactive with live peers on it, and the agent
+     * never saw their requests again (tests/test_peer_failure.c, RMX_WIN_MEMORY=user, 1 run in
+     * 2).  So every interface stays active. */
+    if (getenv("UCX_ADAPTIVE_PROGRESS") == NULL)
+        (void)ucp_config_modify(config, "ADAPTIVE_PROGRESS", "n");
+
     /* Keepalive is how UCX notices a peer that died without closing (kill -9) on shared memory
      * and tcp; its default (20 s) is longer than our whole timeout. */
     if (getenv("UCX_KEEPALIVE_INTERVAL") == NULL && timeout_s > 0) {
