@@ -225,6 +225,8 @@ int rmx_tracker_put(rmx_win_t *win, const void *src, size_t len, int target, siz
 /* Before a get (or an atomic) reads/updates [disp, disp+len) at target: resolve dependencies.
  * Call it through rmx_tracker_access (tracker.h), which decides the no-dependency case inline. */
 int rmx_tracker_before_access(rmx_win_t *win, int target, size_t disp, size_t len);
+/* 1 when some operation of this segment is staged or not yet complete at its target. */
+int rmx_tracker_pending(const rmx_ctx_t *ctx);
 /* Segment end: every outstanding operation complete at its target. target -1: all targets. */
 int rmx_tracker_complete(rmx_ctx_t *ctx, int target);
 /* A window is going away: nothing may remain pending against it. */

@@ -281,6 +281,8 @@ typedef struct rmw_site {
     rmx_dtype_t dt;
     size_t size;
     int unflushed;    /* non-fetching atomics issued, not yet complete at the target */
+    int target;
+    int in_place;     /* the target's window is mapped here (rmx_ucx_amo) */
 } rmw_site_t;
 
 /* One native UCP atomic on element i.  reply NULL: no fetch.  CSWAP: *reply is the new value in,
@@ -292,12 +294,16 @@ RMW_INLINE int amo(rmw_site_t *s, int i, ucp_atomic_op_t op, uint64_t value, uin
     s->ctx->stats.ucp_amos++;
     if (s->size == 4) {
         uint32_t v = (uint32_t)value, r = reply ? (uint32_t)*reply : 0;
-        rc = rmx_ucx_amo(&s->ctx->ucx, s->ep, op, &v, reply ? &r : NULL, 4, raddr, s->rkey);
+        rc = rmx_ucx_amo(&s->ctx->ucx, s->ep, op, &v, reply ? &r : NULL, 4, raddr, s->rkey,
+                         s->in_place);
         if (reply)
             *reply = r;
     } else {
-        rc = rmx_ucx_amo(&s->ctx->ucx, s->ep, op, &value, reply, 8, raddr, s->rkey);
+        rc = rmx_ucx_amo(&s->ctx->ucx, s->ep, op, &value, reply, 8, raddr, s->rkey,
+                         s->in_place);
     }
+    if (__builtin_expect(rc == RMX_ERR_TIMEOUT, 0) && s->in_place)
+        rmx_transfer_done(s->ctx, s->target, rc);
     if (reply == NULL)
         s->unflushed = 1;
     return rc;
@@ -402,7 +408,8 @@ RMW_INLINE int site_open(rmw_site_t *s, rmx_win_t *win, rmx_dtype_t dt, int coun
     rmx_ctx_t *ctx = win->ctx;
     *s = (rmw_site_t){.ctx = ctx, .ep = rmx_ep(ctx, target), .rkey = win->remote[target].rkey,
                       .raddr = win->remote[target].addr + disp, .dt = dt,
-                      .size = dtypes[dt].size};
+                      .size = dtypes[dt].size, .target = target,
+                      .in_place = win->remote[target].ptr != NULL};
     ctx->stats.atomics++;
     /* An atomic on bytes an earlier put of this segment wrote must see that put. */
     return rmx_tracker_access(win, target, disp, (size_t)count * s->size);

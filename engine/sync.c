@@ -79,23 +79,28 @@ static int notify_value(rmx_ctx_t *ctx, int target, size_t offset, uint64_t valu
     rmx_remote_t *block = &ctx->ctrl_remote[target];
     ctx->stats.ucp_amos++;
     return rmx_ucx_amo(&ctx->ucx, rmx_ep(ctx, target), UCP_ATOMIC_OP_ADD, &value, NULL,
-                       sizeof(value), block->addr + offset, block->rkey);
+                       sizeof(value), block->addr + offset, block->rkey, 0);
 }
 
 /* The notifications sent to targets[0..n) have been applied at their targets. */
 static int notify_complete(rmx_ctx_t *ctx, const int *targets, int n)
 {
     /* Not counted in stats.flushes_ep, which counts the tracker's completions of data. */
-    if (n == 1)
-        return rmx_ucx_flush_ep(&ctx->ucx, rmx_ep(ctx, targets[0]));
     ucp_ep_h *eps = malloc((size_t)(n > 0 ? n : 1) * sizeof(*eps));
     if (eps == NULL)
         return RMX_ERR_NOMEM;
-    int k = 0;
-    for (int i = 0; i < n; i++)
-        if (rmx_ep(ctx, targets[i]) != NULL) /* a failed peer: its wait reports it */
-            eps[k++] = rmx_ep(ctx, targets[i]);
-    int rc = k == 0 ? RMX_OK : rmx_ucx_flush_eps(&ctx->ucx, eps, k);
+    int rc;
+    /* Like every wait on another rank, no deadline: without the agent (RMX_PROGRESS=none) a
+     * peer that is slow to reach its own sync answers late, and only a failure ends the wait
+     * (a timed-out flush is released and issued again: it references no memory). */
+    do {
+        int k = 0;
+        for (int i = 0; i < n; i++)
+            if (rmx_ep(ctx, targets[i]) != NULL && !ctx->peers[targets[i]].failed)
+                eps[k++] = rmx_ep(ctx, targets[i]); /* a failed peer: its wait reports it */
+        rc = k == 0 ? RMX_OK : k == 1 ? rmx_ucx_flush_ep(&ctx->ucx, eps[0])
+                                      : rmx_ucx_flush_eps(&ctx->ucx, eps, k);
+    } while (rc == RMX_ERR_TIMEOUT);
     free(eps);
     return rc;
 }
@@ -168,8 +173,10 @@ int rmx_sync_memory(rmx_ctx_t *ctx)
     if (rc != RMX_OK)
         return rc;
     /* Also with nothing outstanding: `while (flag != v) rmx_sync_memory(ctx);` is how a coarray
-     * program waits, and without the agent (RMX_PROGRESS=none) this is where the flag arrives. */
-    (void)rmx_ucx_progress(&ctx->ucx);
+     * program waits, and without the agent (RMX_PROGRESS=none) this is where the flag arrives.
+     * With something outstanding the completion progresses (or needed no progress at all). */
+    if (!rmx_tracker_pending(ctx))
+        (void)rmx_ucx_progress(&ctx->ucx);
     return rmx_tracker_complete(ctx, -1);
 }
 

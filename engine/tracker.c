@@ -352,6 +352,11 @@ static inline void end_of_segment(rmx_target_state_t *ts)
     ts->last_win = NULL;
 }
 
+int rmx_tracker_pending(const rmx_ctx_t *ctx)
+{
+    return ctx->tracker->ntouched > 0;
+}
+
 static int complete_all(rmx_ctx_t *ctx)
 {
     rmx_tracker_t *t = ctx->tracker;

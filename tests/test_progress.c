@@ -473,3 +473,53 @@ Test(progress, a_timed_out_call_lets_go_of_the_callers_memory_shm_created, .time
 {
     run_ranks(2, rank_timeout_lets_go, SETUP(0, 1, BUSY_COMPUTING));
 }
+
+/* ---------------------------------------------------------------- windows of user memory */
+
+/* Create, free and create again; then one rank waits outside rmx while the other is in
+ * rmx_sync_all.  Barrier notifications used to be taken as applied when UCX had only sent them
+ * (over shared memory with registered memory UCX applies them in software at the target): the
+ * second create hung in its first round, and a sync_all now and then waited for a rank that had
+ * already left it. */
+static int rank_create_free_cycles(const rmx_config_t *cfg0, void *arg)
+{
+    const setup_t *s = arg;
+    rmx_config_t cfg = *cfg0;
+    if (s->progress != RMX_PROGRESS_ENV)
+        cfg.progress = s->progress;
+    if (s->tcp)
+        setenv("UCX_TLS", "tcp,self", 1);
+    rmx_ctx_t *ctx;
+    RANK_OK(rmx_init(&cfg, &ctx));
+    int me = rmx_rank(ctx);
+    for (int round = 0; round < 20; round++) {
+        char *mem = calloc(1, 4096);
+        RANK_ASSERT(mem != NULL);
+        rmx_win_t *win;
+        RANK_OK(rmx_win_create(ctx, mem, 4096, &win));
+        RANK_OK(rmx_win_free(&win));
+        RANK_OK(rmx_win_create(ctx, mem, 4096, &win));
+        /* Rank 1 leaves the barrier and stays away longer than rank 0 may take in it. */
+        if (me == 1) {
+            RANK_OK(rmx_sync_all(ctx));
+            be_busy(BUSY_SLEEPING, 2 * QUICK_S);
+        } else {
+            QUICKLY("sync_all while the partner is away after it", rmx_sync_all(ctx));
+        }
+        RANK_OK(rmx_win_free(&win));
+        free(mem);
+    }
+    RANK_OK(rmx_finalize(ctx));
+    return 0;
+}
+
+Test(progress, created_windows_create_free_and_sync, .timeout = RMX_T(60))
+{
+    run_ranks(2, rank_create_free_cycles, SETUP(0, 1, BUSY_SLEEPING));
+}
+
+Test(progress, created_windows_create_free_and_sync_without_agent, .timeout = RMX_T(60))
+{
+    setup_t s = {.created = 1, .progress = RMX_PROGRESS_NONE};
+    run_ranks(2, rank_create_free_cycles, &s);
+}

@@ -48,7 +48,7 @@ typedef struct rmx_ucx {
  * (keepalive, a reset socket) only inside ucp_worker_progress, and over shared memory puts, gets
  * and atomics complete in place without ever progressing, so a loop of them would otherwise go on
  * writing to a dead rank's memory forever. */
-#define RMX_UCX_QUIET_PROGRESS 64
+#define RMX_UCX_QUIET_PROGRESS 1024
 
 /* ---- set-up (ucx.c) */
 int rmx_ucx_open(rmx_ucx_t *u, double timeout_s);
@@ -123,13 +123,14 @@ static inline unsigned rmx_ucx_progress(rmx_ucx_t *u)
     return n;
 }
 
-/* One operation completed without waiting (in place, or staged by the tracker): progress the
- * worker once in a while (RMX_UCX_QUIET_PROGRESS). */
+/* One operation completed without waiting (in place, or staged by the tracker): progress this
+ * rank's worker once in a while (RMX_UCX_QUIET_PROGRESS), for keepalive; peers' requests are the
+ * agent's or the next wait's. */
 static inline void rmx_ucx_tick(rmx_ucx_t *u)
 {
     if (++u->since_progress >= RMX_UCX_QUIET_PROGRESS) {
         u->since_progress = 0;
-        (void)rmx_ucx_progress(u);
+        (void)ucp_worker_progress(u->worker);
     }
 }
 
@@ -233,10 +234,12 @@ static inline int rmx_ucx_get(rmx_ucx_t *u, ucp_ep_h ep, void *dst, size_t len, 
 
 /* One native atomic of 4 or 8 bytes.  reply NULL: no fetch (never for SWAP/CSWAP).
  * CSWAP: *operand is the comparand, *reply the new value in and the old value out.
- * The reply goes through rmx's own slot (u->reply), so a late one never lands in the caller's
- * memory; UCP copies the operand when the call is issued. */
+ * UCP copies the operand when the call is issued.  The reply: in place (as for rmx_ucx_get) UCX
+ * writes it at once; otherwise it goes through rmx's own slot (u->reply), so that a late one
+ * never lands in the caller's memory.  RMX_ERR_TIMEOUT in place: ep has been force-closed. */
 static inline int rmx_ucx_amo(rmx_ucx_t *u, ucp_ep_h ep, ucp_atomic_op_t op, const void *operand,
-                              void *reply, size_t size, uint64_t raddr, ucp_rkey_h rkey)
+                              void *reply, size_t size, uint64_t raddr, ucp_rkey_h rkey,
+                              int in_place)
 {
     ucp_request_param_t prm = {
         .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE,
@@ -246,11 +249,19 @@ static inline int rmx_ucx_amo(rmx_ucx_t *u, ucp_ep_h ep, ucp_atomic_op_t op, con
         return RMX_ERR_PEER; /* closed after its peer failed (rmx_peers_reap) */
     if (reply == NULL)
         return rmx_ucx_wait(u, ucp_atomic_op_nbx(ep, op, operand, 1, raddr, rkey, &prm));
+    prm.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+    if (in_place) {
+        prm.reply_buffer = reply;
+        ucs_status_ptr_t req = ucp_atomic_op_nbx(ep, op, operand, 1, raddr, rkey, &prm);
+        int rc = rmx_ucx_wait_req(u, req, RMX_UCX_KEEP);
+        if (rc == RMX_ERR_TIMEOUT)
+            rmx_ucx_purge(u, ep, &req, 1);
+        return rc;
+    }
     if (__builtin_expect(u->reply == NULL, 0) &&
         (u->reply = malloc(sizeof(*u->reply))) == NULL)
         return RMX_ERR_NOMEM;
     memcpy(u->reply, reply, size); /* CSWAP: the new value */
-    prm.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
     prm.reply_buffer = u->reply;
     ucs_status_ptr_t req = ucp_atomic_op_nbx(ep, op, operand, 1, raddr, rkey, &prm);
     int rc = rmx_ucx_wait_req(u, req, RMX_UCX_KEEP);
