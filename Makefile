@@ -2,7 +2,8 @@
 #   make deps    install the Debian packages rmx needs (no-op when present; root or sudo)
 #   make         build/librmx.a build/librmx.so build/rmx.pc build/rmx_perf, and `make caf`:
 #                build/libcaf_rmx.{a,so} (gfortran -fcoarray=lib runtime) + tests/caf/*.f90 programs
-#   make check   build and run every test (Criterion; multi-process over real UCP)
+#   make check   build and run every test (Criterion; multi-process over real UCP), three ways:
+#                default transports, UCX_TLS=tcp,self, RMX_WIN_MEMORY=user (CHECK_WAYS= narrows it)
 #   make perf    run the benchmark on 2 local ranks (rmx beside raw UCP)
 #   make compare rmx, raw UCP and Open MPI (perf/compare.sh) in one table
 #   make asan    the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer
@@ -116,8 +117,21 @@ $(BUILD)/obj/tests/%.o: CFLAGS_ALL += -DRMX_TEST_BIN_DIR='"$(CURDIR)/$(BUILD)/te
 
 tests: $(BUILD)/rmx_tests $(PROG_BIN) caf $(BUILD)/rmx_perf
 
+# The whole suite three ways: default transports; tcp only (what off-node becomes without an RDMA
+# NIC: UCX serves RMA and atomics in software, so the target's progress agent is exercised); and
+# every rmx_win_allocate window of registered memory (the rmx_win_create path).
+CHECK_WAYS ?= default tcp user
 check: tests
-	$(CHECK_ENV) ./$(BUILD)/rmx_tests $(CHECK_ARGS)
+	@for way in $(CHECK_WAYS); do \
+	  case $$way in \
+	    default) env="" ;; \
+	    tcp) env="UCX_TLS=tcp,self" ;; \
+	    user) env="RMX_WIN_MEMORY=user" ;; \
+	    *) echo "unknown check way $$way"; exit 2 ;; \
+	  esac; \
+	  echo "== make check: $$way transports and windows $${env:+($$env)}"; \
+	  env $(CHECK_ENV) $$env ./$(BUILD)/rmx_tests $(CHECK_ARGS) || exit 1; \
+	done
 
 stress: $(BUILD)/tests/prog_stress
 	./$(BUILD)/tests/prog_stress $(or $(STRESS_SECONDS),60) 4

@@ -13,15 +13,24 @@
  *  - Ranks are 0 .. rmx_size()-1.  Displacements ("disp") are byte offsets into the target's window.
  *  - Thread safety: a context and its windows belong to the thread that called rmx_init().
  *    Calls from any other thread fail with RMX_ERR_THREAD (checked on every call).  Several
- *    contexts may live in one process, each owned by one thread.
+ *    contexts may live in one process, each owned by one thread.  rmx may run one thread of its
+ *    own per context, the progress agent (rmx_progress_t below), which blocks every signal and
+ *    touches none of the program's memory outside the windows.
  *  - Peer failure: when a rank dies, every call that needs it returns RMX_ERR_PEER once the
  *    transport has noticed (UCX keepalive every peer_timeout_s/4 over shared memory, the reset
  *    socket at once over tcp), including calls already waiting on it; so do the collectives
  *    (sync_all, window creation and free), which need every rank.  Calls among the survivors go
  *    on working, and rmx_finalize still releases everything and returns.  A merely slow peer is
- *    never declared dead: waits on other ranks (syncs, locks) have no deadline; only a single
- *    transfer that needs the target to progress (tcp, registered memory) times out
- *    (RMX_ERR_TIMEOUT after peer_timeout_s).
+ *    never declared dead: waits on other ranks (syncs, locks, the notifications behind them)
+ *    have no deadline; only a single transfer that needs the target's progress times out
+ *    (RMX_ERR_TIMEOUT after peer_timeout_s), which with the progress agent (rmx_progress_t)
+ *    means a target that cannot serve at all (RMX_PROGRESS=none and busy, or stopped).
+ *  - Ownership: a call that returned, with any code, has let go of the caller's memory.  A get or
+ *    fetching atomic that timed out may still be answered later; the answer lands in memory rmx
+ *    owns (kept until UCX is done with the request), never in the caller's buffer or stack.  A
+ *    transfer that timed out while UCX could still read or write the caller's memory directly (a
+ *    put that could not leave this rank; a get from shared memory) has its endpoint closed before
+ *    the call returns: that target is then unreachable for this rank (RMX_ERR_PEER).
  *    A collective that failed this way did not synchronize the survivors: after a failed
  *    rmx_win_free, another survivor may still reach this rank's part of the window, so rmx keeps
  *    it mapped until rmx_finalize (a window from rmx_win_create: keep its memory valid until then).

@@ -56,6 +56,10 @@ static void unmap_window_part(rmx_ctx_t *ctx, ucp_mem_h memh, int peers_may_stil
 static void free_window_resources(rmx_win_t *win, int peers_may_still_access)
 {
     rmx_ctx_t *ctx = win->ctx;
+    /* Requests that arrived before every peer was done with the window (a timed-out one that
+     * UCX still serves in software) are served now, while the memory is there. */
+    if (win->memh != NULL)
+        rmx_ucx_drain(&ctx->ucx);
     if (win->remote != NULL)
         rmx_remote_release(ctx, win->remote);
     if (win->lock_remote != NULL)

@@ -98,6 +98,10 @@ typedef struct perf_run {
     double load_max;
     int have_mpi;
     char mpi_note[96];
+    /* --idle-target: what the target's progress agent used while the target was away */
+    int have_agent;          /* reported by the target */
+    int agent_running;
+    double idle_s, agent_cpu_s, agent_wakeups;
 } perf_run_t;
 
 /* ---- geometry shared by bench_rmx.c and bench_ucp.c */
@@ -105,6 +109,7 @@ typedef struct perf_run {
 #define PERF_CTRL_SHARE  0        /* two uint64 slots: rank 0's decisions for collective tests */
 #define PERF_CTRL_RMW    64       /* four int64 words: fadd, swap, cswap, max */
 #define PERF_CTRL_BARRIER 256     /* raw-UCP barrier counters, one per round */
+#define PERF_CTRL_AGENT  512      /* four doubles: the target's progress-agent report */
 #define PERF_BW_WINDOW   64       /* puts/gets in flight per bandwidth iteration */
 #define PERF_RATE_WINDOW 256      /* puts/gets per message-rate iteration */
 #define PERF_SUB_WIDTH   16       /* the short extent of the 2-d subarray arrays */

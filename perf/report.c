@@ -63,6 +63,12 @@ static void print_header_comments(const perf_run_t *run, const char *lead)
         printf("%sUCX lanes rank 0 -> %d: %s\n", lead, run->target, run->transport);
     if (run->have_mpi && run->mpi_note[0] != '\0')
         printf("%sOpen MPI: %s\n", lead, run->mpi_note);
+    if (run->have_agent && !run->agent_running)
+        printf("%sprogress agent of rank %d: not running\n", lead, run->target);
+    else if (run->have_agent)
+        printf("%sprogress agent of rank %d while it was away: %.3f ms CPU in %.2f s (%.3f%%), "
+               "%.0f wakeups\n", lead, run->target, run->agent_cpu_s * 1e3, run->idle_s,
+               run->idle_s > 0 ? 100 * run->agent_cpu_s / run->idle_s : 0.0, run->agent_wakeups);
 }
 
 void perf_print_table(const perf_run_t *run, const perf_opts_t *o)

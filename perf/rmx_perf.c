@@ -42,6 +42,9 @@ typedef struct perf_state {
     uint8_t selected[64];
     perf_run_t run;
     int npoints, done_points, show_progress;
+    /* --idle-target, on the target: time away, and what its progress agent did meanwhile */
+    double away_s, agent_cpu_s;
+    uint64_t agent_wakeups;
 } perf_state_t;
 
 /* ---------------------------------------------------------------- options */
@@ -430,7 +433,15 @@ static int measure(perf_state_t *s, perf_env_t *e, const perf_test_t *t, perf_bo
         if (rc == RMX_OK && r.done > 0)
             *value = metric_value(t, e, len, r.busy / (double)r.done);
     } else if (o->idle_s > 0) {
+        rmx_stats_t a, b;
+        int have = e->me == e->target && rmx_stats(e->ctx, &a) == RMX_OK;
+        double t0 = rmx_now_s();
         usleep((useconds_t)(o->idle_s * 1e6)); /* no progress here: one-sided means unaffected */
+        if (have && rmx_stats(e->ctx, &b) == RMX_OK) {
+            s->away_s += rmx_now_s() - t0;
+            s->agent_cpu_s += (double)(b.agent_cpu_ns - a.agent_cpu_ns) * 1e-9;
+            s->agent_wakeups += b.agent_wakeups - a.agent_wakeups;
+        }
     }
     int rc2 = rmx_sync_all(e->ctx);
     if (rc == RMX_ERR_PEER || rc == RMX_ERR_TIMEOUT || rc == RMX_ERR_TRANSPORT)
@@ -549,6 +560,32 @@ static int run_all(perf_state_t *s)
     return RMX_OK;
 }
 
+/* --idle-target: the target tells rank 0 what its progress agent used while it was away. */
+static int gather_agent_report(perf_state_t *s)
+{
+    perf_env_t *e = &s->env;
+    if (s->o->idle_s <= 0 || e->n < 2)
+        return RMX_OK;
+    size_t at = e->data_len + PERF_CTRL_AGENT;
+    if (e->me == e->target) {
+        rmx_stats_t st;
+        TRY(rmx_stats(e->ctx, &st));
+        double v[4] = {s->away_s, s->agent_cpu_s, (double)s->agent_wakeups, st.agent_running};
+        TRY(rmx_put(e->win, v, sizeof(v), 0, at));
+    }
+    TRY(rmx_sync_all(e->ctx));
+    if (e->me == 0) {
+        double v[4];
+        memcpy(v, e->base + at, sizeof(v));
+        s->run.have_agent = 1;
+        s->run.idle_s = v[0];
+        s->run.agent_cpu_s = v[1];
+        s->run.agent_wakeups = v[2];
+        s->run.agent_running = v[3] != 0;
+    }
+    return RMX_OK;
+}
+
 static void report(perf_state_t *s)
 {
     const perf_opts_t *o = s->o;
@@ -622,6 +659,8 @@ static int perf_main(const rmx_config_t *cfg, void *arg)
             describe_transport(&s->env, s->run.transport, sizeof(s->run.transport));
         rc = run_all(s);
     }
+    if (rc == RMX_OK)
+        rc = gather_agent_report(s);
     if (rc == RMX_OK && s->env.me == 0)
         report(s);
     if (rc != RMX_OK)

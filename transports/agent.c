@@ -32,9 +32,10 @@ struct rmx_agent {
     pthread_t thread;
     ucp_worker_h service;
     int efd;                    /* the service worker's event fd; -1: none, poll briefly */
-    int stop_fd;                /* eventfd that wakes the agent to stop */
+    int wake_fd;                /* eventfd that wakes the agent: to stop, or to drain */
     atomic_int stop;
     atomic_uint_fast64_t wakeups;
+    atomic_uint_fast64_t passes;    /* progress-until-idle passes completed (rmx_ucx_drain) */
     clockid_t cpu_clock;
     _Atomic double cpu_s_final; /* the thread's CPU time, recorded by itself as it ends */
     double cpu_s_before;        /* of agents that ran before this one in this context */
@@ -55,10 +56,11 @@ static void *agent_main(void *arg)
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL); /* signals are the program's, not ours */
-    struct pollfd fds[2] = {{.fd = a->stop_fd, .events = POLLIN}, {.fd = a->efd, .events = POLLIN}};
+    struct pollfd fds[2] = {{.fd = a->wake_fd, .events = POLLIN}, {.fd = a->efd, .events = POLLIN}};
     while (!atomic_load_explicit(&a->stop, memory_order_acquire)) {
         while (ucp_worker_progress(a->service) != 0)
             ;
+        atomic_fetch_add_explicit(&a->passes, 1, memory_order_release);
         int nfds = 1, timeout_ms = 1;
         if (a->efd >= 0) {
             ucs_status_t st = ucp_worker_arm(a->service);
@@ -69,8 +71,12 @@ static void *agent_main(void *arg)
                 timeout_ms = AGENT_SAFETY_POLL_MS;
             }
         }
-        if (poll(fds, (nfds_t)nfds, timeout_ms) > 0)
+        if (poll(fds, (nfds_t)nfds, timeout_ms) > 0) {
             atomic_fetch_add_explicit(&a->wakeups, 1, memory_order_relaxed);
+            uint64_t kicks;
+            if (fds[0].revents & POLLIN) /* a drain's kick (a stop is seen by the loop) */
+                (void)!read(a->wake_fd, &kicks, sizeof(kicks));
+        }
     }
     atomic_store(&a->cpu_s_final, thread_cpu_s(CLOCK_THREAD_CPUTIME_ID));
     return NULL;
@@ -86,10 +92,10 @@ int rmx_ucx_agent_start(rmx_ucx_t *u)
         if (a == NULL)
             return RMX_ERR_NOMEM;
         a->service = u->service;
-        a->stop_fd = -1;
+        a->wake_fd = -1;
         u->agent = a;
     }
-    if (a->stop_fd < 0 && (a->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
+    if (a->wake_fd < 0 && (a->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
         return errno == EMFILE || errno == ENFILE ? RMX_ERR_NOMEM : RMX_ERR_TRANSPORT;
     if (ucp_worker_get_efd(u->service, &a->efd) != UCS_OK)
         a->efd = -1; /* a transport without wakeup support: the agent polls every 1 ms */
@@ -114,7 +120,7 @@ void rmx_ucx_agent_stop(rmx_ucx_t *u)
     if (u->agent_running) {
         atomic_store_explicit(&a->stop, 1, memory_order_release);
         uint64_t one = 1;
-        ssize_t w = write(a->stop_fd, &one, sizeof(one));
+        ssize_t w = write(a->wake_fd, &one, sizeof(one));
         (void)w; /* a full eventfd is still readable: the agent wakes either way */
         pthread_join(a->thread, NULL);
         a->cpu_s_before += atomic_load(&a->cpu_s_final);
@@ -122,6 +128,22 @@ void rmx_ucx_agent_stop(rmx_ucx_t *u)
         atomic_store(&a->wakeups, 0);
         u->agent_running = 0; /* joined: the service worker is the owner's again */
     }
+}
+
+void rmx_ucx_drain(rmx_ucx_t *u)
+{
+    struct rmx_agent *a = u->agent;
+    if (!u->agent_running) {
+        while (ucp_worker_progress(u->service) != 0)
+            ;
+        return;
+    }
+    /* Two passes begun after this point: the second started after the kick was seen. */
+    uint64_t want = atomic_load_explicit(&a->passes, memory_order_acquire) + 2;
+    uint64_t one = 1;
+    (void)!write(a->wake_fd, &one, sizeof(one));
+    while (atomic_load_explicit(&a->passes, memory_order_acquire) < want)
+        sched_yield();
 }
 
 void rmx_ucx_agent_usage(rmx_ucx_t *u, double *cpu_s, uint64_t *wakeups)
@@ -147,8 +169,8 @@ void rmx_ucx_agent_free(rmx_ucx_t *u)
     if (a == NULL)
         return;
     rmx_ucx_agent_stop(u);
-    if (a->stop_fd >= 0)
-        close(a->stop_fd);
+    if (a->wake_fd >= 0)
+        close(a->wake_fd);
     free(a);
     u->agent = NULL;
 }

@@ -380,3 +380,26 @@ void rmx_ucx_purge(rmx_ucx_t *u, ucp_ep_h ep, ucs_status_ptr_t *reqs, int n)
         if (reqs[i] != NULL && !UCS_PTR_IS_ERR(reqs[i]))
             ucp_request_free(reqs[i]);
 }
+
+int rmx_ucx_amo_via_slot(rmx_ucx_t *u, ucp_ep_h ep, ucp_atomic_op_t op, const void *operand,
+                         void *reply, size_t size, uint64_t raddr, ucp_rkey_h rkey)
+{
+    if (u->reply == NULL && (u->reply = malloc(sizeof(*u->reply))) == NULL)
+        return RMX_ERR_NOMEM;
+    memcpy(u->reply, reply, size); /* CSWAP: the new value */
+    ucp_request_param_t prm = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER,
+        .datatype = ucp_dt_make_contig(size),
+        .reply_buffer = u->reply,
+    };
+    ucs_status_ptr_t req = ucp_atomic_op_nbx(ep, op, operand, 1, raddr, rkey, &prm);
+    int rc = rmx_ucx_wait_req(u, req, RMX_UCX_KEEP);
+    if (rc == RMX_OK) {
+        memcpy(reply, u->reply, size);
+    } else if (rc == RMX_ERR_TIMEOUT) {
+        rmx_ucx_abandon_req(u, req);
+        rmx_ucx_abandon_mem(u, u->reply);
+        u->reply = NULL;
+    }
+    return rc;
+}
