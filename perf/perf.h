@@ -102,6 +102,7 @@ typedef struct perf_run {
     int have_agent;          /* reported by the target */
     int agent_running;
     double idle_s, agent_cpu_s, agent_wakeups;
+    double quiet_s, quiet_cpu_s; /* and while no request came at all */
 } perf_run_t;
 
 /* ---- geometry shared by bench_rmx.c and bench_ucp.c */
@@ -109,7 +110,7 @@ typedef struct perf_run {
 #define PERF_CTRL_SHARE  0        /* two uint64 slots: rank 0's decisions for collective tests */
 #define PERF_CTRL_RMW    64       /* four int64 words: fadd, swap, cswap, max */
 #define PERF_CTRL_BARRIER 256     /* raw-UCP barrier counters, one per round */
-#define PERF_CTRL_AGENT  512      /* four doubles: the target's progress-agent report */
+#define PERF_CTRL_AGENT  512      /* six doubles: the target's progress-agent report */
 #define PERF_BW_WINDOW   64       /* puts/gets in flight per bandwidth iteration */
 #define PERF_RATE_WINDOW 256      /* puts/gets per message-rate iteration */
 #define PERF_SUB_WIDTH   16       /* the short extent of the 2-d subarray arrays */

@@ -66,9 +66,12 @@ static void print_header_comments(const perf_run_t *run, const char *lead)
     if (run->have_agent && !run->agent_running)
         printf("%sprogress agent of rank %d: not running\n", lead, run->target);
     else if (run->have_agent)
-        printf("%sprogress agent of rank %d while it was away: %.3f ms CPU in %.2f s (%.3f%%), "
-               "%.0f wakeups\n", lead, run->target, run->agent_cpu_s * 1e3, run->idle_s,
-               run->idle_s > 0 ? 100 * run->agent_cpu_s / run->idle_s : 0.0, run->agent_wakeups);
+        printf("%sprogress agent of rank %d: serving while the rank was away %.3f ms CPU in "
+               "%.2f s (%.2f%%, %.0f wakeups); with no request %.3f ms CPU in %.2f s (%.3f%%)\n",
+               lead, run->target, run->agent_cpu_s * 1e3, run->idle_s,
+               run->idle_s > 0 ? 100 * run->agent_cpu_s / run->idle_s : 0.0, run->agent_wakeups,
+               run->quiet_cpu_s * 1e3, run->quiet_s,
+               run->quiet_s > 0 ? 100 * run->quiet_cpu_s / run->quiet_s : 0.0);
 }
 
 void perf_print_table(const perf_run_t *run, const perf_opts_t *o)

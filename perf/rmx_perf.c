@@ -567,21 +567,30 @@ static int gather_agent_report(perf_state_t *s)
     if (s->o->idle_s <= 0 || e->n < 2)
         return RMX_OK;
     size_t at = e->data_len + PERF_CTRL_AGENT;
+    /* And with no request at all: every rank away for a while. */
+    TRY(rmx_sync_all(e->ctx));
+    rmx_stats_t a, b;
+    TRY(rmx_stats(e->ctx, &a));
+    double t0 = rmx_now_s();
+    usleep(300 * 1000);
+    double quiet_s = rmx_now_s() - t0;
+    TRY(rmx_stats(e->ctx, &b));
     if (e->me == e->target) {
-        rmx_stats_t st;
-        TRY(rmx_stats(e->ctx, &st));
-        double v[4] = {s->away_s, s->agent_cpu_s, (double)s->agent_wakeups, st.agent_running};
+        double v[6] = {s->away_s, s->agent_cpu_s, (double)s->agent_wakeups, b.agent_running,
+                       quiet_s, (double)(b.agent_cpu_ns - a.agent_cpu_ns) * 1e-9};
         TRY(rmx_put(e->win, v, sizeof(v), 0, at));
     }
     TRY(rmx_sync_all(e->ctx));
     if (e->me == 0) {
-        double v[4];
+        double v[6];
         memcpy(v, e->base + at, sizeof(v));
         s->run.have_agent = 1;
         s->run.idle_s = v[0];
         s->run.agent_cpu_s = v[1];
         s->run.agent_wakeups = v[2];
         s->run.agent_running = v[3] != 0;
+        s->run.quiet_s = v[4];
+        s->run.quiet_cpu_s = v[5];
     }
     return RMX_OK;
 }

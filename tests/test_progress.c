@@ -5,6 +5,7 @@
  * the agent in transports/agent.c).  And a call that timed out has let go of the caller's memory:
  * nothing writes into its buffer or its stack afterwards.
  */
+#include <signal.h>
 #include <sys/mman.h>
 #include "harness.h"
 
@@ -418,61 +419,130 @@ static __attribute__((noinline)) int frame_stays_unwritten(rank_t *r, double sec
     return 0;
 }
 
+/* How the target stays away: stopped by a signal (agent included: nothing can answer), or
+ * computing without an agent (RMX_PROGRESS=none). */
+typedef enum { AWAY_STOPPED, AWAY_COMPUTING } away_t;
+
+typedef struct {
+    setup_t setup;
+    away_t away;
+    volatile pid_t *target_pid; /* MAP_SHARED: the origin stops and continues the target */
+} timeout_setup_t;
+
+static void wait_until_stopped(pid_t pid)
+{
+    char path[64], buf[256];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    for (int i = 0; i < 10000; i++) {
+        FILE *f = fopen(path, "r");
+        size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+        if (f)
+            fclose(f);
+        buf[n] = '\0';
+        const char *paren = strrchr(buf, ')');
+        if (paren != NULL && (paren[2] == 'T' || paren[2] == 't'))
+            return;
+        usleep(1000);
+    }
+    RANK_FAIL("the target did not stop");
+}
+
 static int rank_timeout_lets_go(const rmx_config_t *cfg, void *arg)
 {
-    const setup_t *s = arg;
-    /* The target has no agent and computes for longer than the origin's timeout (the fork
-     * launcher tells each rank its rank before rmx_init). */
-    setup_t mine = *s;
-    if (cfg->oob.rank == TARGET)
-        mine.progress = RMX_PROGRESS_NONE;
+    const timeout_setup_t *t = arg;
+    setup_t mine = t->setup;
+    if (t->away == AWAY_COMPUTING && cfg->oob.rank == TARGET)
+        mine.progress = RMX_PROGRESS_NONE; /* the fork launcher gives the rank before rmx_init */
     double timeout = RMX_T(0.3);
     rank_t r = open_rank(cfg, &mine, timeout);
     int me = rmx_rank(r.ctx);
     RANK_OK(rmx_sync_all(r.ctx));
     if (me == TARGET) {
-        be_busy(BUSY_COMPUTING, 4 * timeout);
+        if (t->away == AWAY_STOPPED) {
+            *t->target_pid = getpid();
+            raise(SIGSTOP); /* until the origin's SIGCONT */
+        } else {
+            be_busy(BUSY_COMPUTING, 4 * timeout);
+        }
     } else {
         guarded_t *g = malloc(sizeof(*g));
         RANK_ASSERT(g != NULL);
         g->before = g->after = CANARY;
         memset(g->buf, 0xab, sizeof(g->buf));
-        usleep((useconds_t)(timeout * 1e6 / 3)); /* the target has left its sync_all by now */
-        int rc = rmx_get(r.win, g->buf, GET_BYTES, TARGET, 0);
-        /* Over shared memory UCX reads registered memory with CMA: no target needed. */
-        RANK_ASSERT(rc == RMX_ERR_TIMEOUT || (!s->tcp && rc == RMX_OK), "get: %s",
-                    rmx_strerror(rc));
+        if (t->away == AWAY_STOPPED) {
+            while (*t->target_pid == 0)
+                usleep(1000);
+            wait_until_stopped(*t->target_pid);
+        } else {
+            usleep((useconds_t)(timeout * 1e6 / 3)); /* the target has left its sync_all */
+        }
+        int rc_get = rmx_get(r.win, g->buf, GET_BYTES, TARGET, 0);
         uint64_t saw = 0;
-        rc = fetch_into_frame(&r, &saw);
-        RANK_RC(RMX_ERR_TIMEOUT, rc);
-        /* The target comes back and answers both; the answers must land in rmx's memory. */
+        int rc_amo = fetch_into_frame(&r, &saw);
+        if (t->away == AWAY_STOPPED) {
+            /* Over shared memory UCX reads registered memory with CMA: no target needed. */
+            RANK_ASSERT(rc_get == RMX_ERR_TIMEOUT || (!t->setup.tcp && rc_get == RMX_OK),
+                        "get: %s", rmx_strerror(rc_get));
+            RANK_RC(RMX_ERR_TIMEOUT, rc_amo);
+            kill(*t->target_pid, SIGCONT);
+        }
+        /* Without an agent UCX may still answer over tcp from its own thread now and then;
+         * whatever timed out is checked the same way. */
+        RANK_ASSERT(rc_get == RMX_OK || rc_get == RMX_ERR_TIMEOUT, "get: %s",
+                    rmx_strerror(rc_get));
+        RANK_ASSERT(rc_amo == RMX_OK || rc_amo == RMX_ERR_TIMEOUT, "rmw: %s",
+                    rmx_strerror(rc_amo));
+        /* The target comes back and answers; the answers must land in rmx's memory. */
         RANK_ASSERT(frame_stays_unwritten(&r, 6 * timeout) == 0,
                     "a late answer wrote into the stack");
-        for (size_t i = 0; i < sizeof(g->buf) && rc == RMX_ERR_TIMEOUT; i++)
-            RANK_ASSERT(g->buf[i] == 0xab || !s->tcp, "byte %zu of the get buffer changed", i);
+        for (size_t i = 0; i < sizeof(g->buf) && rc_get == RMX_ERR_TIMEOUT; i++)
+            RANK_ASSERT(g->buf[i] == 0xab, "byte %zu of the get buffer changed", i);
         RANK_ASSERT(g->before == CANARY && g->after == CANARY, "the canaries changed");
         free(g);
     }
     RANK_OK(rmx_sync_all(r.ctx));
-    /* The late SUM was applied once, and the ranks go on working together. */
+    /* The SUM (timed out or not) was applied once, and the ranks go on working together. */
     uint64_t one = 1, old = 0;
     if (me == ORIGIN)
         RANK_OK(rmx_rmw(r.win, &one, 1, RMX_UINT64, &old, TARGET, 512, 0, RMX_OP_SUM));
     RANK_OK(rmx_sync_all(r.ctx));
     if (me == ORIGIN)
-        RANK_ASSERT(old == 1, "the timed-out SUM was applied %llu times", (unsigned long long)old);
+        RANK_ASSERT(old == 1, "the first SUM was applied %llu times", (unsigned long long)old);
     close_rank(&r);
     return 0;
 }
 
+static void run_timeout_test(int tcp, int created, away_t away)
+{
+    volatile pid_t *pid = mmap(NULL, sizeof(pid_t), PROT_READ | PROT_WRITE,
+                               MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    cr_assert(pid != MAP_FAILED);
+    *pid = 0;
+    timeout_setup_t t = {.setup = {.tcp = tcp, .created = created}, .away = away,
+                         .target_pid = pid};
+    run_ranks(2, rank_timeout_lets_go, &t);
+    munmap((void *)pid, sizeof(pid_t));
+}
+
 Test(progress, a_timed_out_call_lets_go_of_the_callers_memory_tcp, .timeout = RMX_T(60))
 {
-    run_ranks(2, rank_timeout_lets_go, SETUP(1, 0, BUSY_COMPUTING));
+    run_timeout_test(1, 0, AWAY_STOPPED);
 }
 
 Test(progress, a_timed_out_call_lets_go_of_the_callers_memory_shm_created, .timeout = RMX_T(60))
 {
-    run_ranks(2, rank_timeout_lets_go, SETUP(0, 1, BUSY_COMPUTING));
+    run_timeout_test(0, 1, AWAY_STOPPED);
+}
+
+Test(progress, a_timed_out_call_lets_go_target_computing_without_agent_tcp, .timeout = RMX_T(60))
+{
+    run_timeout_test(1, 0, AWAY_COMPUTING);
+}
+
+Test(progress, a_timed_out_call_lets_go_target_computing_without_agent_shm_created,
+     .timeout = RMX_T(60))
+{
+    run_timeout_test(0, 1, AWAY_COMPUTING);
 }
 
 /* ---------------------------------------------------------------- windows of user memory */
