@@ -429,6 +429,10 @@ typedef struct {
     volatile pid_t *target_pid; /* MAP_SHARED: the origin stops and continues the target */
 } timeout_setup_t;
 
+/* The MAP_SHARED page: the target's pid, and the origin's "I have left the sync_all" (the
+ * target must not stop while the origin's barrier still needs it). */
+#define ORIGIN_LEFT(pid) ((pid)[1])
+
 static void wait_until_stopped(pid_t pid)
 {
     char path[64], buf[256];
@@ -459,6 +463,8 @@ static int rank_timeout_lets_go(const rmx_config_t *cfg, void *arg)
     RANK_OK(rmx_sync_all(r.ctx));
     if (me == TARGET) {
         if (t->away == AWAY_STOPPED) {
+            while (ORIGIN_LEFT(t->target_pid) == 0)
+                usleep(1000);
             *t->target_pid = getpid();
             raise(SIGSTOP); /* until the origin's SIGCONT */
         } else {
@@ -470,6 +476,7 @@ static int rank_timeout_lets_go(const rmx_config_t *cfg, void *arg)
         g->before = g->after = CANARY;
         memset(g->buf, 0xab, sizeof(g->buf));
         if (t->away == AWAY_STOPPED) {
+            ORIGIN_LEFT(t->target_pid) = 1;
             while (*t->target_pid == 0)
                 usleep(1000);
             wait_until_stopped(*t->target_pid);
@@ -514,14 +521,14 @@ static int rank_timeout_lets_go(const rmx_config_t *cfg, void *arg)
 
 static void run_timeout_test(int tcp, int created, away_t away)
 {
-    volatile pid_t *pid = mmap(NULL, sizeof(pid_t), PROT_READ | PROT_WRITE,
+    volatile pid_t *pid = mmap(NULL, 2 * sizeof(pid_t), PROT_READ | PROT_WRITE,
                                MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     cr_assert(pid != MAP_FAILED);
-    *pid = 0;
+    pid[0] = pid[1] = 0;
     timeout_setup_t t = {.setup = {.tcp = tcp, .created = created}, .away = away,
                          .target_pid = pid};
     run_ranks(2, rank_timeout_lets_go, &t);
-    munmap((void *)pid, sizeof(pid_t));
+    munmap((void *)pid, 2 * sizeof(pid_t));
 }
 
 Test(progress, a_timed_out_call_lets_go_of_the_callers_memory_tcp, .timeout = RMX_T(60))
