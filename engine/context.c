@@ -58,9 +58,8 @@ void rmx_peers_reap(rmx_ctx_t *ctx)
     for (int r = 0; r < ctx->size; r++) {
         rmx_peer_t *p = &ctx->peers[r];
         if (p->failed && p->ep != NULL) {
-            ucp_ep_h ep = p->ep;
-            p->ep = NULL; /* the close progresses the worker: nothing may use ep meanwhile */
-            rmx_ucx_ep_close(&ctx->ucx, ep, 0);
+            p->dead_ep = p->ep;
+            p->ep = NULL;
         }
     }
 }
@@ -197,19 +196,22 @@ static int connect_peers(rmx_ctx_t *ctx)
 
 int rmx_progress_needed(rmx_ctx_t *ctx)
 {
-    if (ctx->cfg.progress != RMX_PROGRESS_AUTO || ctx->ucx.agent_running || ctx->size == 1)
+    if (ctx->size == 1)
         return RMX_OK;
-    return rmx_ucx_agent_start(&ctx->ucx);
+    if (ctx->cfg.progress == RMX_PROGRESS_NONE) {
+        ctx->ucx.serve_every_progress = 1; /* the owner's progress is all peers get */
+        return RMX_OK;
+    }
+    return rmx_ucx_agent_start(&ctx->ucx); /* AUTO; THREAD has it running already */
 }
 
 /* RMX_PROGRESS_THREAD: the agent always runs; AUTO: when a peer is reached through a transport
- * that needs the target's progress (windows of registered memory start it too: window.c). */
+ * that needs the target's progress (windows of registered memory start it too: window.c); NONE:
+ * then the owner thread serves peers at every progress call. */
 static int start_progress(rmx_ctx_t *ctx)
 {
     if (ctx->cfg.progress == RMX_PROGRESS_THREAD)
         return rmx_ucx_agent_start(&ctx->ucx);
-    if (ctx->cfg.progress != RMX_PROGRESS_AUTO)
-        return RMX_OK;
     for (int r = 0; r < ctx->size; r++)
         if (r != ctx->rank && rmx_ucx_ep_needs_target_progress(ctx->peers[r].ep))
             return rmx_progress_needed(ctx);
@@ -266,9 +268,12 @@ static void release_context(rmx_ctx_t *ctx, int boot_open)
         flush_live_peers(ctx);
         /* Then force-close: a graceful close over tcp would wait for a peer that already sits
          * in the bootstrap barrier below, not progressing its worker. */
-        for (int r = 0; r < ctx->size; r++)
+        for (int r = 0; r < ctx->size; r++) {
             if (ctx->peers[r].ep != NULL)
                 rmx_ucx_ep_close(&ctx->ucx, ctx->peers[r].ep, 0);
+            if (ctx->peers[r].dead_ep != NULL)
+                rmx_ucx_ep_close(&ctx->ucx, ctx->peers[r].dead_ep, 0);
+        }
         /* Nobody may destroy its worker while a peer still flushes its endpoint to it. */
         if (boot_open)
             (void)ctx->boot.barrier(&ctx->boot);

@@ -33,7 +33,8 @@ typedef struct rmx_remote {
 
 struct rmx_ctx;
 typedef struct rmx_peer {
-    ucp_ep_h ep;            /* NULL once force-closed after a failure (rmx_peers_reap) */
+    ucp_ep_h ep;            /* NULL once its peer failed (rmx_peers_reap) */
+    ucp_ep_h dead_ep;       /* then the endpoint, closed at finalize */
     int failed;             /* set by the endpoint error handler; later calls get RMX_ERR_PEER */
     struct rmx_ctx *ctx;    /* for the error handler, which gets only this peer */
 } rmx_peer_t;

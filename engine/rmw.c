@@ -441,7 +441,7 @@ static int epoch_end(rmx_win_t *win, int target, int assert, int rc)
     return rc;
 }
 
-static int rmw_elements(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
+RMW_INLINE int rmw_elements(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
                         void *result, int target, size_t disp, rmx_rmw_op_t op)
 {
     rmw_site_t s;
@@ -467,7 +467,7 @@ int rmx_rmw(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt, void
     return epoch_end(win, target, assert, rc);
 }
 
-static int rmw2_elements(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
+RMW_INLINE int rmw2_elements(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
                          const void *operand2, void *result, int target, size_t disp,
                          rmx_rmw2_op_t op)
 {

@@ -71,13 +71,22 @@ int rmx_wait_word_geq_from(rmx_ctx_t *ctx, volatile uint64_t *word, uint64_t val
     return wait_word(ctx, word, value, peer, UINT64_MAX);
 }
 
-/* Add `value` to the counter at `offset` of target's control block.  Complete at the origin
- * only: a non-fetching atomic that returned may not have been applied yet (where UCX serves it in
- * software it still waits at the target), so whoever needs it there flushes (notify_complete). */
+/* Add `value` to the counter at `offset` of target's control block.  Where the block is mapped
+ * here (UCX shared memory) a fetching add, done in place: applied when it returns.  Elsewhere a
+ * non-fetching one, complete at the origin only (where UCX serves it in software it may still
+ * wait at the target), which whoever needs it applied flushes (notify_complete): a fetching one
+ * could not be retried after a timeout without counting twice. */
 static int notify_value(rmx_ctx_t *ctx, int target, size_t offset, uint64_t value)
 {
     rmx_remote_t *block = &ctx->ctrl_remote[target];
     ctx->stats.ucp_amos++;
+    if (block->ptr != NULL) {
+        uint64_t old;
+        return rmx_transfer_done(ctx, target,
+                                 rmx_ucx_amo(&ctx->ucx, rmx_ep(ctx, target), UCP_ATOMIC_OP_ADD,
+                                             &value, &old, sizeof(value), block->addr + offset,
+                                             block->rkey, 1));
+    }
     return rmx_ucx_amo(&ctx->ucx, rmx_ep(ctx, target), UCP_ATOMIC_OP_ADD, &value, NULL,
                        sizeof(value), block->addr + offset, block->rkey, 0);
 }
@@ -95,9 +104,12 @@ static int notify_complete(rmx_ctx_t *ctx, const int *targets, int n)
      * (a timed-out flush is released and issued again: it references no memory). */
     do {
         int k = 0;
-        for (int i = 0; i < n; i++)
-            if (rmx_ep(ctx, targets[i]) != NULL && !ctx->peers[targets[i]].failed)
-                eps[k++] = rmx_ep(ctx, targets[i]); /* a failed peer: its wait reports it */
+        for (int i = 0; i < n; i++) {
+            int t = targets[i];
+            if (rmx_ep(ctx, t) != NULL && !ctx->peers[t].failed && /* failed: its wait says so */
+                ctx->ctrl_remote[t].ptr == NULL)                   /* in place: applied */
+                eps[k++] = rmx_ep(ctx, t);
+        }
         rc = k == 0 ? RMX_OK : k == 1 ? rmx_ucx_flush_ep(&ctx->ucx, eps[0])
                                       : rmx_ucx_flush_eps(&ctx->ucx, eps, k);
     } while (rc == RMX_ERR_TIMEOUT);

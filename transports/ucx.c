@@ -62,15 +62,6 @@ int rmx_ucx_open(rmx_ucx_t *u, double timeout_s)
     if (st != UCS_OK)
         return rmx_ucx_status(st);
 
-    /* UCX's adaptive progress (on by default once a worker has wakeup events) deactivates an
-     * interface that no endpoint uses and re-activates it on its next event.  In UCX 1.13 the
-     * count behind it goes wrong when a failed peer's endpoints are discarded: the service
-     * worker's shared-memory interface was left inactive with live peers on it, and the agent
-     * never saw their requests again (tests/test_peer_failure.c, RMX_WIN_MEMORY=user, 1 run in
-     * 2).  So every interface stays active. */
-    if (getenv("UCX_ADAPTIVE_PROGRESS") == NULL)
-        (void)ucp_config_modify(config, "ADAPTIVE_PROGRESS", "n");
-
     /* Keepalive is how UCX notices a peer that died without closing (kill -9) on shared memory
      * and tcp; its default (20 s) is longer than our whole timeout. */
     if (getenv("UCX_KEEPALIVE_INTERVAL") == NULL && timeout_s > 0) {
@@ -79,19 +70,38 @@ int rmx_ucx_open(rmx_ucx_t *u, double timeout_s)
         (void)ucp_config_modify(config, "KEEPALIVE_INTERVAL", interval);
     }
 
-    /* Two workers share the context and run on two threads (the owner's and the agent's), so
-     * the context's own structures (registrations, rkeys) need UCP's lock; the data path of each
-     * worker takes none.  WAKEUP: the agent sleeps on the service worker's event fd. */
+    /* The owner's context: every operation this rank issues. */
     ucp_params_t params = {
         .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
-        .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_AM |
-                    UCP_FEATURE_WAKEUP,
-        .mt_workers_shared = 1,
+        .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_AM,
+        .mt_workers_shared = 0,
     };
     st = ucp_init(&params, config, &u->context);
+
+    /* The service context: windows are mapped here, and its worker is where peers' operations
+     * arrive.  WAKEUP: the agent sleeps on the worker's event fd.  Adaptive progress off: it
+     * deactivates an interface no endpoint of the worker uses and re-activates it on its next
+     * event, and in UCX 1.13 that goes wrong for a worker whose endpoints UCX made itself (for
+     * peers' requests) once a failed peer's are discarded: the shared-memory interface was left
+     * inactive with live peers on it, and the agent never saw their requests again
+     * (tests/test_peer_failure.c under RMX_WIN_MEMORY=user, 1 run in 2).  Its own context,
+     * because every interface active costs each progress call a poll of each (tcp's is a
+     * system call): on the owner's worker that made a 4-rank sync_all 15x slower.  The
+     * registrations of this context are what peers' rkeys name; the owner's endpoints reach
+     * the service workers, so they unpack them.  Its structures are touched by the owner
+     * (mapping) and the agent (serving): UCP's context lock. */
+    if (st == UCS_OK) {
+        if (getenv("UCX_ADAPTIVE_PROGRESS") == NULL)
+            (void)ucp_config_modify(config, "ADAPTIVE_PROGRESS", "n");
+        params.features |= UCP_FEATURE_WAKEUP;
+        params.mt_workers_shared = 1;
+        st = ucp_init(&params, config, &u->service_context);
+    }
     ucp_config_release(config);
-    if (st != UCS_OK)
+    if (st != UCS_OK) {
+        rmx_ucx_close(u);
         return rmx_ucx_status(st);
+    }
 
     ucp_worker_params_t wp = {
         .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
@@ -105,7 +115,7 @@ int rmx_ucx_open(rmx_ucx_t *u, double timeout_s)
         .events = UCP_WAKEUP_RMA | UCP_WAKEUP_AMO | UCP_WAKEUP_RX | UCP_WAKEUP_TX,
     };
     if (st == UCS_OK)
-        st = ucp_worker_create(u->context, &sp, &u->service);
+        st = ucp_worker_create(u->service_context, &sp, &u->service);
     u->reply = malloc(sizeof(*u->reply));
     if (st != UCS_OK || u->reply == NULL) {
         rmx_ucx_close(u);
@@ -125,10 +135,12 @@ void rmx_ucx_close(rmx_ucx_t *u)
         ucp_worker_destroy(u->service);
     if (u->worker != NULL)
         ucp_worker_destroy(u->worker);
+    if (u->service_context != NULL)
+        ucp_cleanup(u->service_context);
     if (u->context != NULL)
         ucp_cleanup(u->context);
     u->service = u->worker = NULL;
-    u->context = NULL;
+    u->context = u->service_context = NULL;
     if (u->n_abandoned == 0) { /* else a request might still write there: keep it */
         for (int i = 0; i < u->n_abandoned_mem; i++)
             free(u->abandoned_mem[i]);
@@ -214,13 +226,13 @@ int rmx_ucx_mem_map(rmx_ucx_t *u, void *addr, size_t len, ucp_mem_h *memh, void 
         .length = len,
         .flags = addr == NULL ? UCP_MEM_MAP_ALLOCATE : 0,
     };
-    ucs_status_t st = ucp_mem_map(u->context, &mp, memh);
+    ucs_status_t st = ucp_mem_map(u->service_context, &mp, memh);
     if (st != UCS_OK)
         return st == UCS_ERR_INVALID_PARAM ? RMX_ERR_ARG : rmx_ucx_status(st);
     ucp_mem_attr_t attr = {.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS};
     st = ucp_mem_query(*memh, &attr);
     if (st != UCS_OK) {
-        ucp_mem_unmap(u->context, *memh);
+        ucp_mem_unmap(u->service_context, *memh);
         return rmx_ucx_status(st);
     }
     *out_addr = attr.address;
@@ -229,12 +241,12 @@ int rmx_ucx_mem_map(rmx_ucx_t *u, void *addr, size_t len, ucp_mem_h *memh, void 
 
 void rmx_ucx_mem_unmap(rmx_ucx_t *u, ucp_mem_h memh)
 {
-    ucp_mem_unmap(u->context, memh);
+    ucp_mem_unmap(u->service_context, memh);
 }
 
 int rmx_ucx_rkey_pack(rmx_ucx_t *u, ucp_mem_h memh, void **buf, size_t *len)
 {
-    return rmx_ucx_status(ucp_rkey_pack(u->context, memh, buf, len));
+    return rmx_ucx_status(ucp_rkey_pack(u->service_context, memh, buf, len));
 }
 
 void rmx_ucx_rkey_buffer_release(void *buf)

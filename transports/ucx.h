@@ -19,8 +19,9 @@
 #include "../api/rmx.h"
 
 typedef struct rmx_ucx {
-    ucp_context_h context;
-    /* Two workers of one UCP context.  `worker` belongs to the context's owner thread and issues
+    ucp_context_h context;          /* the owner's: `worker` */
+    ucp_context_h service_context;  /* `service`, and every mapping peers reach (ucx.c) */
+    /* Two workers, each of its own UCP context.  `worker` belongs to the owner thread and issues
      * every operation of this rank.  `service` is the worker peers' endpoints are connected to:
      * where UCX serves their operations in software (tcp, atomics on registered memory), the
      * request arrives there and is answered by whoever progresses it: the progress agent while
@@ -30,6 +31,13 @@ typedef struct rmx_ucx {
     double timeout_s;   /* deadline for any single wait */
     unsigned since_progress; /* operations completed in place since `worker` was last progressed */
     int agent_running;  /* written by the owner thread only: the agent owns `service` */
+    /* No agent, and peers' operations need this rank's progress (RMX_PROGRESS=none with tcp or
+     * registered windows): serve them at every progress call.  Otherwise peers reach this rank
+     * one-sidedly, the service worker carries only UCX's own traffic (wire-up, keepalive), and
+     * is progressed now and then: every interface of it is polled, which in a spin of 4 ranks
+     * on 2 cores made sync_all 15x slower. */
+    int serve_every_progress;
+    unsigned service_turn;
     struct rmx_agent *agent;
     /* Fetches land here, not in the caller's buffer, where they need the target's progress: a
      * timed-out one may still be answered later, and must not write into the caller's memory. */
@@ -49,6 +57,9 @@ typedef struct rmx_ucx {
  * and atomics complete in place without ever progressing, so a loop of them would otherwise go on
  * writing to a dead rank's memory forever. */
 #define RMX_UCX_QUIET_PROGRESS 1024
+/* Without the agent and without a need (rmx_ucx_t.serve_every_progress), the owner progresses the
+ * service worker at one progress call in this many. */
+#define RMX_UCX_SERVICE_PROGRESS 64
 
 /* ---- set-up (ucx.c) */
 int rmx_ucx_open(rmx_ucx_t *u, double timeout_s);
@@ -115,11 +126,13 @@ static inline double rmx_now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Progress this rank's operations, and serve peers' requests unless the agent does. */
+/* Progress this rank's operations, and serve peers' requests unless the agent does: at every
+ * call where they need it (serve_every_progress), else now and then (RMX_UCX_SERVICE_PROGRESS). */
 static inline unsigned rmx_ucx_progress(rmx_ucx_t *u)
 {
     unsigned n = ucp_worker_progress(u->worker);
-    if (!u->agent_running)
+    if (!u->agent_running &&
+        (u->serve_every_progress || ++u->service_turn % RMX_UCX_SERVICE_PROGRESS == 0))
         n += ucp_worker_progress(u->service);
     if (__builtin_expect(u->n_abandoned != 0, 0))
         rmx_ucx_reap_abandoned(u);
