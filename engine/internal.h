@@ -133,9 +133,13 @@ static inline pthread_t rmx_self_thread(void)
     return rmx_self_tid;
 }
 
-/* Force-close the endpoints of failed peers.  Run at the start of an entry point (rmx_ctx_check),
- * never inside one: the failure is noticed inside progress, where the endpoint may still be in
- * use by the call under way. */
+/* Retire the endpoints of failed peers: no call uses them again (peer.ep NULL); they are closed at
+ * finalize (peer.dead_ep).  Run at the start of an entry point (rmx_ctx_check), never inside one:
+ * the failure is noticed inside progress, where the endpoint may still be in use by the call
+ * under way.  Not closed now: force-closing a failed endpoint mid-job left UCX 1.13's count of
+ * the interfaces' users wrong, and the shared-memory interface a live peer's answers arrive on
+ * was no longer progressed (peer/dies_during_put_subs_shm under RMX_WIN_MEMORY=user, 1 run in
+ * 2; 0 in 12 since). */
 void rmx_peers_reap(rmx_ctx_t *ctx);
 
 /* Context alive and owned by the calling thread; failed peers' endpoints reaped. */
