@@ -201,6 +201,19 @@ static inline int rmx_remote_get(rmx_ctx_t *ctx, const rmx_remote_t *remote, int
     return in_place ? rmx_transfer_done(ctx, target, rc) : rc;
 }
 
+/* One native atomic on [disp, disp+size) of `remote` at target (rmx_ucx_amo's reply rules); a
+ * fetching one on mapped memory that timed out has closed the endpoint (rmx_transfer_done). */
+static inline __attribute__((always_inline)) int
+rmx_remote_amo(rmx_ctx_t *ctx, const rmx_remote_t *remote, int target, ucp_atomic_op_t op,
+               const void *operand, void *reply, size_t size, size_t disp)
+{
+    int in_place = remote->ptr != NULL;
+    ctx->stats.ucp_amos++;
+    int rc = rmx_ucx_amo(&ctx->ucx, rmx_ep(ctx, target), op, operand, reply, size,
+                         remote->addr + disp, remote->rkey, in_place);
+    return reply != NULL && in_place ? rmx_transfer_done(ctx, target, rc) : rc;
+}
+
 /* The progress agent may be needed from now on (RMX_PROGRESS_AUTO): start it (context.c). */
 int rmx_progress_needed(rmx_ctx_t *ctx);
 

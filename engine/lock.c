@@ -47,20 +47,14 @@
 
 typedef struct lock_site {
     rmx_ctx_t *ctx;
-    ucp_ep_h ep;
-    uint64_t raddr;
-    ucp_rkey_h rkey;
+    const rmx_remote_t *word;   /* the lock word at target */
     int target;
-    int in_place;   /* the lock word is mapped here (rmx_ucx_amo) */
     unsigned backoff;
 } lock_site_t;
 
 static int word_amo(lock_site_t *s, ucp_atomic_op_t op, uint64_t value, uint64_t *reply)
 {
-    s->ctx->stats.ucp_amos++;
-    int rc = rmx_ucx_amo(&s->ctx->ucx, s->ep, op, &value, reply, sizeof(value), s->raddr, s->rkey,
-                         s->in_place);
-    return reply != NULL && s->in_place ? rmx_transfer_done(s->ctx, s->target, rc) : rc;
+    return rmx_remote_amo(s->ctx, s->word, s->target, op, &value, reply, sizeof(value), 0);
 }
 
 static int word_add(lock_site_t *s, uint64_t value, uint64_t *old)
@@ -154,10 +148,8 @@ static int release(lock_site_t *s, int type)
 
 static void site_open(lock_site_t *s, rmx_win_t *win, int target)
 {
-    *s = (lock_site_t){.ctx = win->ctx, .ep = rmx_ep(win->ctx, target),
-                       .raddr = win->lock_remote[target].addr,
-                       .rkey = win->lock_remote[target].rkey, .target = target,
-                       .in_place = win->lock_remote[target].ptr != NULL, .backoff = 1};
+    *s = (lock_site_t){.ctx = win->ctx, .word = &win->lock_remote[target], .target = target,
+                       .backoff = 1};
 }
 
 /* ---------------------------------------------------------------- entry points */

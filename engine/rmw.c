@@ -275,35 +275,28 @@ static int check_rmw2(rmx_win_t *win, const void *operand, int count, rmx_dtype_
 
 typedef struct rmw_site {
     rmx_ctx_t *ctx;
-    ucp_ep_h ep;
-    ucp_rkey_h rkey;
-    uint64_t raddr;   /* of element 0 */
+    const rmx_remote_t *remote; /* the target's part of the window */
+    int target;
+    size_t disp;      /* of element 0 */
     rmx_dtype_t dt;
     size_t size;
     int unflushed;    /* non-fetching atomics issued, not yet complete at the target */
-    int target;
-    int in_place;     /* the target's window is mapped here (rmx_ucx_amo) */
 } rmw_site_t;
 
 /* One native UCP atomic on element i.  reply NULL: no fetch.  CSWAP: *reply is the new value in,
  * the old value out. */
 RMW_INLINE int amo(rmw_site_t *s, int i, ucp_atomic_op_t op, uint64_t value, uint64_t *reply)
 {
-    uint64_t raddr = s->raddr + (size_t)i * s->size;
+    size_t disp = s->disp + (size_t)i * s->size;
     int rc;
-    s->ctx->stats.ucp_amos++;
     if (s->size == 4) {
         uint32_t v = (uint32_t)value, r = reply ? (uint32_t)*reply : 0;
-        rc = rmx_ucx_amo(&s->ctx->ucx, s->ep, op, &v, reply ? &r : NULL, 4, raddr, s->rkey,
-                         s->in_place);
+        rc = rmx_remote_amo(s->ctx, s->remote, s->target, op, &v, reply ? &r : NULL, 4, disp);
         if (reply)
             *reply = r;
     } else {
-        rc = rmx_ucx_amo(&s->ctx->ucx, s->ep, op, &value, reply, 8, raddr, s->rkey,
-                         s->in_place);
+        rc = rmx_remote_amo(s->ctx, s->remote, s->target, op, &value, reply, 8, disp);
     }
-    if (__builtin_expect(rc == RMX_ERR_TIMEOUT, 0) && s->in_place)
-        rmx_transfer_done(s->ctx, s->target, rc);
     if (reply == NULL)
         s->unflushed = 1;
     return rc;
@@ -406,10 +399,8 @@ RMW_INLINE int site_open(rmw_site_t *s, rmx_win_t *win, rmx_dtype_t dt, int coun
                      size_t disp)
 {
     rmx_ctx_t *ctx = win->ctx;
-    *s = (rmw_site_t){.ctx = ctx, .ep = rmx_ep(ctx, target), .rkey = win->remote[target].rkey,
-                      .raddr = win->remote[target].addr + disp, .dt = dt,
-                      .size = dtypes[dt].size, .target = target,
-                      .in_place = win->remote[target].ptr != NULL};
+    *s = (rmw_site_t){.ctx = ctx, .remote = &win->remote[target], .target = target,
+                      .disp = disp, .dt = dt, .size = dtypes[dt].size};
     ctx->stats.atomics++;
     /* An atomic on bytes an earlier put of this segment wrote must see that put. */
     return rmx_tracker_access(win, target, disp, (size_t)count * s->size);
@@ -419,7 +410,7 @@ RMW_INLINE int site_close(rmw_site_t *s, int rc)
 {
     if (s->unflushed) {
         s->ctx->stats.flushes_ep++;
-        int rc2 = rmx_ucx_flush_ep(&s->ctx->ucx, s->ep);
+        int rc2 = rmx_ucx_flush_ep(&s->ctx->ucx, rmx_ep(s->ctx, s->target));
         rc = rc != RMX_OK ? rc : rc2;
     }
     return rc;

@@ -78,17 +78,10 @@ int rmx_wait_word_geq_from(rmx_ctx_t *ctx, volatile uint64_t *word, uint64_t val
  * could not be retried after a timeout without counting twice. */
 static int notify_value(rmx_ctx_t *ctx, int target, size_t offset, uint64_t value)
 {
-    rmx_remote_t *block = &ctx->ctrl_remote[target];
-    ctx->stats.ucp_amos++;
-    if (block->ptr != NULL) {
-        uint64_t old;
-        return rmx_transfer_done(ctx, target,
-                                 rmx_ucx_amo(&ctx->ucx, rmx_ep(ctx, target), UCP_ATOMIC_OP_ADD,
-                                             &value, &old, sizeof(value), block->addr + offset,
-                                             block->rkey, 1));
-    }
-    return rmx_ucx_amo(&ctx->ucx, rmx_ep(ctx, target), UCP_ATOMIC_OP_ADD, &value, NULL,
-                       sizeof(value), block->addr + offset, block->rkey, 0);
+    const rmx_remote_t *block = &ctx->ctrl_remote[target];
+    uint64_t old;
+    return rmx_remote_amo(ctx, block, target, UCP_ATOMIC_OP_ADD, &value,
+                          block->ptr != NULL ? &old : NULL, sizeof(value), offset);
 }
 
 /* The notifications sent to targets[0..n) have been applied at their targets. */
