@@ -1,8 +1,8 @@
 /*
  * test_progress.c — one-sided means the target is not needed: every operation aimed at a rank
  * that computes or sleeps outside rmx completes in a small fraction of its busy time, over shared
- * memory and over tcp, on allocated and on registered (rmx_win_create) windows (engine/progress:
- * the agent in transports/agent.c).  And a call that timed out has let go of the caller's memory:
+ * memory and over tcp, on allocated and on registered (rmx_win_create) windows (the progress
+ * agent: transports/agent.c).  And a call that timed out has let go of the caller's memory:
  * nothing writes into its buffer or its stack afterwards.
  */
 #include <signal.h>
