@@ -87,8 +87,10 @@ static int notify_value(rmx_ctx_t *ctx, int target, size_t offset, uint64_t valu
 /* The notifications sent to targets[0..n) have been applied at their targets. */
 static int notify_complete(rmx_ctx_t *ctx, const int *targets, int n)
 {
-    /* Not counted in stats.flushes_ep, which counts the tracker's completions of data. */
-    ucp_ep_h *eps = malloc((size_t)(n > 0 ? n : 1) * sizeof(*eps));
+    /* Not counted in stats.flushes_ep, which counts the tracker's completions of data.  A
+     * barrier round notifies one rank: no allocation for a few. */
+    ucp_ep_h few[8];
+    ucp_ep_h *eps = n <= 8 ? few : malloc((size_t)n * sizeof(*eps));
     if (eps == NULL)
         return RMX_ERR_NOMEM;
     int rc;
@@ -106,7 +108,8 @@ static int notify_complete(rmx_ctx_t *ctx, const int *targets, int n)
         rc = k == 0 ? RMX_OK : k == 1 ? rmx_ucx_flush_ep(&ctx->ucx, eps[0])
                                       : rmx_ucx_flush_eps(&ctx->ucx, eps, k);
     } while (rc == RMX_ERR_TIMEOUT);
-    free(eps);
+    if (eps != few)
+        free(eps);
     return rc;
 }
 

@@ -197,6 +197,16 @@ static inline int rmx_ucx_wait(rmx_ucx_t *u, ucs_status_ptr_t req)
     return rmx_ucx_wait_req(u, req, RMX_UCX_RELEASE);
 }
 
+/* For requests that may still read or write the caller's memory: on a timeout ep is force-closed
+ * (rmx_ucx_purge) so that they no longer can; the caller must then forget ep. */
+static inline int rmx_ucx_wait_or_purge(rmx_ucx_t *u, ucp_ep_h ep, ucs_status_ptr_t req)
+{
+    int rc = rmx_ucx_wait_req(u, req, RMX_UCX_KEEP);
+    if (rc == RMX_ERR_TIMEOUT)
+        rmx_ucx_purge(u, ep, &req, 1);
+    return rc;
+}
+
 /* Returns once src may be reused (local completion); the target sees the data after a flush.
  * Only op_attr_mask is set: UCP reads no field the mask does not name, and zeroing the whole
  * 72-byte struct (a rep stos) cost more than the 8-byte put itself over shared memory.
@@ -209,11 +219,7 @@ static inline int rmx_ucx_put(rmx_ucx_t *u, ucp_ep_h ep, const void *src, size_t
     prm.op_attr_mask = 0;
     if (ep == NULL)
         return RMX_ERR_PEER; /* closed after its peer failed (rmx_peers_reap) */
-    ucs_status_ptr_t req = ucp_put_nbx(ep, src, len, raddr, rkey, &prm);
-    int rc = rmx_ucx_wait_req(u, req, RMX_UCX_KEEP);
-    if (rc == RMX_ERR_TIMEOUT)
-        rmx_ucx_purge(u, ep, &req, 1);
-    return rc;
+    return rmx_ucx_wait_or_purge(u, ep, ucp_put_nbx(ep, src, len, raddr, rkey, &prm));
 }
 
 /* Blocking: dst holds the remote bytes on return.  in_place: the route needs nothing of the target
@@ -228,11 +234,7 @@ static inline int rmx_ucx_get(rmx_ucx_t *u, ucp_ep_h ep, void *dst, size_t len, 
     if (ep == NULL)
         return RMX_ERR_PEER; /* closed after its peer failed (rmx_peers_reap) */
     if (in_place) {
-        ucs_status_ptr_t req = ucp_get_nbx(ep, dst, len, raddr, rkey, &prm);
-        int rc = rmx_ucx_wait_req(u, req, RMX_UCX_KEEP);
-        if (rc == RMX_ERR_TIMEOUT)
-            rmx_ucx_purge(u, ep, &req, 1);
-        return rc;
+        return rmx_ucx_wait_or_purge(u, ep, ucp_get_nbx(ep, dst, len, raddr, rkey, &prm));
     }
     unsigned char *land = rmx_ucx_landing(u, len);
     if (land == NULL)
@@ -275,11 +277,7 @@ rmx_ucx_amo(rmx_ucx_t *u, ucp_ep_h ep, ucp_atomic_op_t op, const void *operand, 
         return rmx_ucx_wait(u, ucp_atomic_op_nbx(ep, op, operand, 1, raddr, rkey, &prm));
     prm.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
     prm.reply_buffer = reply;
-    ucs_status_ptr_t req = ucp_atomic_op_nbx(ep, op, operand, 1, raddr, rkey, &prm);
-    int rc = rmx_ucx_wait_req(u, req, RMX_UCX_KEEP);
-    if (rc == RMX_ERR_TIMEOUT)
-        rmx_ucx_purge(u, ep, &req, 1);
-    return rc;
+    return rmx_ucx_wait_or_purge(u, ep, ucp_atomic_op_nbx(ep, op, operand, 1, raddr, rkey, &prm));
 }
 
 /* Complete everything issued on ep, at origin and target. */
