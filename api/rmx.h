@@ -47,6 +47,14 @@
  *    then time out (1 run in ~40 of tests/test_peer_failure.c dies_during_put_subs_shm under
  *    RMX_WIN_MEMORY=user; setting UCX_ADAPTIVE_PROGRESS=n avoids it, at the cost of polling every
  *    interface in every progress call: a 4-rank sync_all on 2 cores 5 -> 75 us).
+ *  - Zero elements: a put, get, put_sub/get_sub of an empty section, or rmw/rmw2 of count 0 is a
+ *    valid no-op returning RMX_OK (as MPI's count 0): its buffers may be NULL, but every other
+ *    check (window, rank, failed peer, disp within the window, datatype, operation, assert,
+ *    alignment) still applies and reports as for a real transfer; nothing is sent, no lock is
+ *    taken.  A negative count is RMX_ERR_ARG.
+ *  - Overlap: a transfer between a rank's own window and its own memory whose two sides share
+ *    bytes behaves as if the source were read whole before the destination is written (memmove;
+ *    Fortran's `a(2:n)[this_image()] = a(1:n-1)`), contiguous or sectioned.
  *  - Handles stay recognisable after release: a freed window or finalized context passed again
  *    yields RMX_ERR_WIN / RMX_ERR_CTX rather than undefined behaviour (rmx keeps a few bytes of
  *    tombstone per released handle for this).

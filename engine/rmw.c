@@ -227,7 +227,7 @@ RMW_INLINE int check_access(rmx_win_t *win, int count, rmx_dtype_t dt, int targe
 {
     if (assert & ~(RMX_MODE_PASSIVE_EPOCH_IMPLICIT | RMX_MODE_NOCHECK))
         return RMX_ERR_ARG;
-    if (count < 1)
+    if (count < 0)
         return RMX_ERR_ARG;
     size_t size = dtypes[dt].size;
     int rc = rmx_check_target(win, target, disp, (size_t)count * size);
@@ -251,7 +251,7 @@ static int check_rmw(rmx_win_t *win, const void *operand, int count, rmx_dtype_t
         return RMX_ERR_OP;
     if ((int)dt < 0 || dt >= RMX_DTYPE_COUNT || !op_defined_for(op, dt))
         return RMX_ERR_DATATYPE;
-    if (operand == NULL && operand_needed(op))
+    if (operand == NULL && operand_needed(op) && count > 0)
         return RMX_ERR_ARG;
     return check_access(win, count, dt, target, disp, assert);
 }
@@ -266,7 +266,7 @@ static int check_rmw2(rmx_win_t *win, const void *operand, int count, rmx_dtype_
         return RMX_ERR_OP;
     if ((int)dt < 0 || dt >= RMX_DTYPE_COUNT || (op == RMX_OP2_MASK_SWAP && dtypes[dt].is_float))
         return RMX_ERR_DATATYPE;
-    if (operand == NULL || operand2 == NULL)
+    if ((operand == NULL || operand2 == NULL) && count > 0)
         return RMX_ERR_ARG;
     return check_access(win, count, dt, target, disp, assert);
 }
@@ -450,7 +450,7 @@ int rmx_rmw(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt, void
             int target, size_t disp, int assert, rmx_rmw_op_t op)
 {
     int rc = check_rmw(win, operand, count, dt, target, disp, assert, op);
-    if (rc != RMX_OK)
+    if (rc != RMX_OK || count == 0)
         return rc;
     if ((rc = epoch_begin(win, target, assert)) != RMX_OK)
         return rc;
@@ -479,7 +479,7 @@ int rmx_rmw2(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
              rmx_rmw2_op_t op)
 {
     int rc = check_rmw2(win, operand, count, dt, operand2, target, disp, assert, op);
-    if (rc != RMX_OK)
+    if (rc != RMX_OK || count == 0)
         return rc;
     if ((rc = epoch_begin(win, target, assert)) != RMX_OK)
         return rc;

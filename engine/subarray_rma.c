@@ -64,6 +64,75 @@ static unsigned char *stage_get(stage_t *st, size_t len)
     return st->heap;
 }
 
+/* A section of this rank's own window and a local section sharing bytes with it (Fortran's
+ * `a(2:n:2)[this_image()] = a(1:n-1:2)`): every element must be read before any is written, so
+ * the local side goes through a contiguous copy (as rma.c's memmove for contiguous transfers). */
+static int self_sections_overlap(const rmx_win_t *win, int target, size_t disp,
+                                 const rmx_sub_layout_t *R, const void *buf,
+                                 const rmx_sub_layout_t *L)
+{
+    if (target != win->ctx->rank)
+        return 0;
+    uintptr_t a = (uintptr_t)buf + L->lo, a_end = (uintptr_t)buf + L->hi;
+    uintptr_t b = (uintptr_t)win->base + disp + R->lo, b_end = (uintptr_t)win->base + disp + R->hi;
+    return a < b_end && b < a_end;
+}
+
+/* Copy the elements of section L of buf to the contiguous tmp (pack) or back (unpack). */
+static void local_copy(const rmx_sub_layout_t *L, unsigned char *buf, unsigned char *tmp,
+                       int pack)
+{
+    rmx_sub_cursor_t c;
+    rmx_sub_cursor_init(&c, L);
+    size_t off, len, at = 0;
+    while (rmx_sub_cursor_next(&c, &off, &len)) {
+        if (pack)
+            memcpy(tmp + at, buf + off, len);
+        else
+            memcpy(buf + off, tmp + at, len);
+        at += len;
+    }
+}
+
+/* The same elements, contiguous: the local side of an overlapping self transfer. */
+static void contiguous_sub(rmx_sub_t *c, const rmx_sub_layout_t *L)
+{
+    memset(c, 0, sizeof(*c));
+    c->elem_size = L->elem_size;
+    c->rank = 1;
+    c->order = RMX_ORDER_C;
+    c->dim[0] = (rmx_sub_dim_t){.extent = L->nelem, .first = 0, .count = L->nelem, .stride = 1};
+}
+
+static int put_sub_through_copy(rmx_win_t *win, const void *src, const rmx_sub_layout_t *L,
+                                int target, size_t disp, const rmx_sub_t *remote)
+{
+    unsigned char *tmp = malloc(L->nelem * L->elem_size);
+    if (tmp == NULL)
+        return RMX_ERR_NOMEM;
+    local_copy(L, (unsigned char *)src, tmp, 1);
+    rmx_sub_t c;
+    contiguous_sub(&c, L);
+    int rc = rmx_put_sub(win, tmp, &c, target, disp, remote);
+    free(tmp);
+    return rc;
+}
+
+static int get_sub_through_copy(rmx_win_t *win, void *dst, const rmx_sub_layout_t *L,
+                                int target, size_t disp, const rmx_sub_t *remote)
+{
+    unsigned char *tmp = malloc(L->nelem * L->elem_size);
+    if (tmp == NULL)
+        return RMX_ERR_NOMEM;
+    rmx_sub_t c;
+    contiguous_sub(&c, L);
+    int rc = rmx_get_sub(win, tmp, &c, target, disp, remote);
+    if (rc == RMX_OK)
+        local_copy(L, dst, tmp, 0);
+    free(tmp);
+    return rc;
+}
+
 int rmx_put_sub(rmx_win_t *win, const void *src, const rmx_sub_t *local, int target,
                 size_t disp, const rmx_sub_t *remote)
 {
@@ -71,6 +140,8 @@ int rmx_put_sub(rmx_win_t *win, const void *src, const rmx_sub_t *local, int tar
     int rc = check_sub_call(win, src, local, target, disp, remote, &L, &R);
     if (rc != RMX_OK || L.nelem == 0)
         return rc;
+    if (self_sections_overlap(win, target, disp, &R, src, &L))
+        return put_sub_through_copy(win, src, &L, target, disp, remote);
     win->ctx->stats.puts++;
     const unsigned char *from = src;
     rmx_sub_walk_t w;
@@ -191,6 +262,8 @@ int rmx_get_sub(rmx_win_t *win, void *dst, const rmx_sub_t *local, int target, s
     int rc = check_sub_call(win, dst, local, target, disp, remote, &L, &R);
     if (rc != RMX_OK || L.nelem == 0)
         return rc;
+    if (self_sections_overlap(win, target, disp, &R, dst, &L))
+        return get_sub_through_copy(win, dst, &L, target, disp, remote);
     rmx_ctx_t *ctx = win->ctx;
     ctx->stats.gets++;
     if ((rc = rmx_tracker_access(win, target, disp + R.lo, R.hi - R.lo)) != RMX_OK)

@@ -228,7 +228,6 @@ static int unlock_twice(env_t *e)
     X(rmw_bxor_on_float,        RMX_ERR_DATATYPE, rmw(e, 1, RMX_FLOAT, 8, 0, RMX_OP_BXOR))        \
     X(rmw_band_on_double,       RMX_ERR_DATATYPE, rmw(e, 1, RMX_DOUBLE, 8, 0, RMX_OP_BAND))       \
     X(rmw_lor_on_double,        RMX_ERR_DATATYPE, rmw(e, 1, RMX_DOUBLE, 8, 0, RMX_OP_LOR))        \
-    X(rmw_count_zero,           RMX_ERR_ARG,      rmw(e, 0, RMX_INT64, 8, 0, RMX_OP_SUM))         \
     X(rmw_count_negative,       RMX_ERR_ARG,      rmw(e, -3, RMX_INT64, 8, 0, RMX_OP_SUM))        \
     X(rmw_null_operand,         RMX_ERR_ARG,      rmx_rmw(e->win, NULL, 1, RMX_INT64, e->buf, e->right, 8, 0, RMX_OP_SUM)) \
     X(rmw_bad_assert,           RMX_ERR_ARG,      rmw(e, 1, RMX_INT64, 8, 0x40, RMX_OP_SUM))      \
