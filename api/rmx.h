@@ -114,7 +114,10 @@ typedef struct rmx_oob {
 } rmx_oob_t;
 
 typedef enum {
-    RMX_BOOT_AUTO = 0, /* PMIx when launched by a PMIx launcher, otherwise single */
+    RMX_BOOT_AUTO = 0, /* PMIx when launched by a PMIx launcher; RMX_ERR_BOOTSTRAP when launched
+                        * as one of several ranks by a launcher rmx recognises without PMIx (srun
+                        * without --mpi=pmix, PMI_SIZE, OMPI_COMM_WORLD_SIZE, MV2_COMM_WORLD_SIZE
+                        * > 1); otherwise single */
     RMX_BOOT_PMIX,
     RMX_BOOT_OOB,      /* use rmx_config_t.oob */
     RMX_BOOT_SINGLE,   /* one process; every call works through UCX's self transport */
@@ -160,13 +163,20 @@ typedef enum {
     RMX_WIN_MEMORY_USER,
 } rmx_win_memory_t;
 
+/* The largest rmx_config_t.coalesce_max. */
+#define RMX_COALESCE_MAX_LIMIT 65536
+
+/* rmx_init checks every field and rejects a bad one with RMX_ERR_ARG and a line on stderr naming
+ * the field (or the environment variable it was read from). */
 typedef struct rmx_config {
     rmx_boot_kind_t bootstrap;
-    rmx_oob_t oob;              /* used when bootstrap == RMX_BOOT_OOB */
+    rmx_oob_t oob;              /* used when bootstrap == RMX_BOOT_OOB: both callbacks, 0 <= rank < size */
     rmx_bind_t bind;
-    double peer_timeout_s;      /* how long a blocking call waits on a silent peer; 0: default 10 s */
-    size_t coalesce_max;        /* puts up to this size are combined per segment; 0: default       */
-    int coalesce_disable;       /* 1: never combine puts                                            */
+    double peer_timeout_s;      /* how long a blocking call waits on a silent peer, finite, in
+                                 * [0, 1e6] s; 0: default 10 s */
+    size_t coalesce_max;        /* puts up to this size are combined per segment; 0: default
+                                 * (4096), at most RMX_COALESCE_MAX_LIMIT */
+    int coalesce_disable;       /* 1: never combine puts; 0 or 1                                    */
     rmx_progress_t progress;    /* who serves peers' operations (above); a bad value: RMX_ERR_ARG   */
     rmx_win_memory_t window_memory; /* backing of rmx_win_allocate (above)                          */
 } rmx_config_t;
@@ -194,7 +204,9 @@ int rmx_progress(rmx_ctx_t *ctx);
 int rmx_rank(rmx_ctx_t *ctx);
 int rmx_size(rmx_ctx_t *ctx);
 
-/* Print cores, NUMA nodes, network devices and this process's binding (hwloc). */
+/* Print cores, NUMA nodes, network devices and this process's binding (hwloc).  Like
+ * rmx_strerror and rmx_config_init it needs no context and is safe from any thread at any time,
+ * also while other threads create or finalize contexts. */
 int rmx_topology_print(FILE *out);
 
 /* ---------------------------------------------------------------- windows */

@@ -6,6 +6,7 @@
  * the process, so a stale handle is reported as RMX_ERR_CTX / RMX_ERR_WIN instead of being a
  * use-after-free.  They are a few hundred bytes each and stay reachable from `graveyard`.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,14 +143,92 @@ static int resolve_window_memory(rmx_win_memory_t *m)
     return *m >= RMX_WIN_MEMORY_UCP && *m <= RMX_WIN_MEMORY_USER ? RMX_OK : RMX_ERR_ARG;
 }
 
+/* A launcher that started this process as one of several, without a PMIx server rmx could
+ * join (srun without --mpi=pmix, a PMI-1/PMI-2 launcher, ranks started by hand with Open MPI's
+ * variables): its name and the variable that says so, else NULL. */
+static const char *launcher_without_pmix(const char **var, const char **value)
+{
+    static const struct {
+        const char *name, *size_var, *rank_var;
+    } launchers[] = {
+        {"Slurm's srun", "SLURM_STEP_NUM_TASKS", "SLURM_PROCID"},
+        {"a PMI-1/PMI-2 launcher (Hydra, srun --mpi=pmi2)", "PMI_SIZE", "PMI_RANK"},
+        {"Open MPI (without its PMIx server)", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK"},
+        {"MVAPICH", "MV2_COMM_WORLD_SIZE", "MV2_COMM_WORLD_RANK"},
+    };
+    for (size_t i = 0; i < sizeof(launchers) / sizeof(launchers[0]); i++) {
+        const char *size = getenv(launchers[i].size_var);
+        if (size != NULL && atol(size) > 1 && getenv(launchers[i].rank_var) != NULL) {
+            *var = launchers[i].size_var;
+            *value = size;
+            return launchers[i].name;
+        }
+    }
+    return NULL;
+}
+
+#define RMX_TIMEOUT_MAX_S 1e6            /* 11.6 days: beyond it a number is a mistake */
+
+static int bad_field(const char *field, const char *why)
+{
+    fprintf(stderr, "rmx: rmx_init: rmx_config_t.%s %s\n", field, why);
+    return RMX_ERR_ARG;
+}
+
+/* Check every field of the caller's configuration, each with a message naming it, and resolve
+ * defaults and environment variables; RMX_ERR_ARG on the first bad one. */
+static int resolve_config(rmx_config_t *c)
+{
+    if ((unsigned)c->bootstrap > RMX_BOOT_SINGLE)
+        return bad_field("bootstrap", "is not an rmx_boot_kind_t");
+    if ((unsigned)c->bind > RMX_BIND_NUMA)
+        return bad_field("bind", "is not an rmx_bind_t");
+    /* isfinite first: every comparison with NaN is false, so NaN passed `< 0` checks */
+    if (!isfinite(c->peer_timeout_s) || c->peer_timeout_s < 0 ||
+        c->peer_timeout_s > RMX_TIMEOUT_MAX_S)
+        return bad_field("peer_timeout_s", "must be a finite number of seconds in [0, 1e6] "
+                                           "(0: the default, 10 s)");
+    if (c->peer_timeout_s == 0)
+        c->peer_timeout_s = RMX_DEFAULT_TIMEOUT_S;
+    if (c->coalesce_max > RMX_COALESCE_MAX_LIMIT)
+        return bad_field("coalesce_max", "must be at most RMX_COALESCE_MAX_LIMIT (65536 bytes)");
+    if (c->coalesce_max == 0)
+        c->coalesce_max = RMX_DEFAULT_COALESCE_MAX;
+    if (c->coalesce_disable != 0 && c->coalesce_disable != 1)
+        return bad_field("coalesce_disable", "must be 0 or 1");
+    if (resolve_progress(&c->progress) != RMX_OK)
+        return bad_field("progress", "is not an rmx_progress_t (or RMX_PROGRESS is bad)");
+    if (resolve_window_memory(&c->window_memory) != RMX_OK)
+        return bad_field("window_memory", "is not an rmx_win_memory_t (or RMX_WIN_MEMORY is bad)");
+    if (c->bootstrap == RMX_BOOT_OOB) {
+        const rmx_oob_t *o = &c->oob;
+        if (o->allgather == NULL || o->barrier == NULL)
+            return bad_field("oob", "needs both callbacks, allgather and barrier");
+        if (o->size < 1 || o->rank < 0 || o->rank >= o->size)
+            return bad_field("oob", "needs 0 <= rank < size");
+    }
+    return RMX_OK;
+}
+
 static int open_bootstrap(rmx_ctx_t *ctx)
 {
+    const char *launcher, *var, *value;
     switch (ctx->cfg.bootstrap) {
     case RMX_BOOT_AUTO:
         /* Launched by a PMIx launcher but unable to reach it: an error, not a silent single run
-         * (N singletons would each believe they are the whole job). */
+         * (N singletons would each believe they are the whole job).  The same for a launcher
+         * rmx recognises but cannot join. */
         if (rmx_boot_pmix_launched())
             return rmx_boot_pmix_open(&ctx->boot);
+        if ((launcher = launcher_without_pmix(&var, &value)) != NULL) {
+            fprintf(stderr,
+                    "rmx: rmx_init: started by %s as one of %s=%s ranks, but without a PMIx "
+                    "server to join; run it with `srun --mpi=pmix` or Open MPI's mpirun, or "
+                    "set rmx_config_t.bootstrap to RMX_BOOT_OOB (the embedding runtime's "
+                    "collectives) or RMX_BOOT_SINGLE\n",
+                    launcher, var, value);
+            return RMX_ERR_BOOTSTRAP;
+        }
         return rmx_boot_single_open(&ctx->boot);
     case RMX_BOOT_PMIX:
         return rmx_boot_pmix_open(&ctx->boot);
@@ -313,20 +392,10 @@ int rmx_init(const rmx_config_t *cfg, rmx_ctx_t **out)
         ctx->cfg = *cfg;
     else
         rmx_config_init(&ctx->cfg);
-    if (ctx->cfg.peer_timeout_s < 0 || ctx->cfg.bootstrap > RMX_BOOT_SINGLE ||
-        ctx->cfg.bind > RMX_BIND_NUMA) {
+    if (resolve_config(&ctx->cfg) != RMX_OK) {
         free(ctx);
         return RMX_ERR_ARG;
     }
-    if (ctx->cfg.peer_timeout_s == 0)
-        ctx->cfg.peer_timeout_s = RMX_DEFAULT_TIMEOUT_S;
-    if (resolve_progress(&ctx->cfg.progress) != RMX_OK ||
-        resolve_window_memory(&ctx->cfg.window_memory) != RMX_OK) {
-        free(ctx);
-        return RMX_ERR_ARG;
-    }
-    if (ctx->cfg.coalesce_max == 0)
-        ctx->cfg.coalesce_max = RMX_DEFAULT_COALESCE_MAX;
     ctx->owner = pthread_self();
 
     int rc = open_bootstrap(ctx);

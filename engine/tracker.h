@@ -10,7 +10,7 @@
 #include "internal.h"
 
 #define RMX_RANGE_CAP 16          /* pending ranges per target before the list coarsens */
-#define RMX_STAGE_MAX (64u << 10)
+#define RMX_STAGE_MAX RMX_COALESCE_MAX_LIMIT
 #define RMX_LONELY_RUNS 4         /* single-put runs in a row before puts bypass staging */ /* larger runs gain nothing over one put; buffers stay small */
 
 typedef struct rmx_range {

@@ -40,6 +40,41 @@ Test(boot, auto_without_a_launcher_is_single)
     cr_expect_eq(rmx_finalize(ctx), RMX_OK);
 }
 
+/* A launcher rmx recognises, that started this process as one of several but offers no PMIx
+ * server: rmx_init says so (RMX_ERR_BOOTSTRAP) instead of running one singleton per rank, each
+ * believing it is the whole job.  One rank per launcher, or an explicit single bootstrap, is
+ * still a single run. */
+Test(boot, a_launcher_without_pmix_is_a_bootstrap_error, .timeout = RMX_T(60))
+{
+    static const char *const launchers[][4] = {
+        {"SLURM_STEP_NUM_TASKS", "4", "SLURM_PROCID", "2"},
+        {"PMI_SIZE", "2", "PMI_RANK", "0"},
+        {"OMPI_COMM_WORLD_SIZE", "3", "OMPI_COMM_WORLD_RANK", "1"},
+        {"MV2_COMM_WORLD_SIZE", "2", "MV2_COMM_WORLD_RANK", "1"},
+    };
+    unsetenv("PMIX_NAMESPACE");
+    unsetenv("PMIX_RANK");
+    for (size_t i = 0; i < sizeof(launchers) / sizeof(launchers[0]); i++) {
+        setenv(launchers[i][0], launchers[i][1], 1);
+        setenv(launchers[i][2], launchers[i][3], 1);
+        rmx_ctx_t *ctx = NULL;
+        cr_expect_eq(rmx_init(NULL, &ctx), RMX_ERR_BOOTSTRAP, "%s=%s", launchers[i][0],
+                     launchers[i][1]);
+        cr_expect_null(ctx);
+        rmx_config_t cfg;
+        rmx_config_init(&cfg);
+        cfg.bootstrap = RMX_BOOT_SINGLE;
+        cr_assert_eq(rmx_init(&cfg, &ctx), RMX_OK, "explicit single under %s", launchers[i][0]);
+        cr_expect_eq(rmx_finalize(ctx), RMX_OK);
+        setenv(launchers[i][0], "1", 1); /* a job of one rank */
+        cr_assert_eq(rmx_init(NULL, &ctx), RMX_OK, "%s=1", launchers[i][0]);
+        cr_expect_eq(rmx_size(ctx), 1);
+        cr_expect_eq(rmx_finalize(ctx), RMX_OK);
+        unsetenv(launchers[i][0]);
+        unsetenv(launchers[i][2]);
+    }
+}
+
 /* The OOB path with an embedding runtime's own callbacks: rmx_fork_run hands each rank a config
  * whose oob member is such a runtime; here we also check that rank/size come from it. */
 static int rank_oob(const rmx_config_t *cfg, void *arg)

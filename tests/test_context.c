@@ -1,5 +1,7 @@
 /* test_context.c — rmx_init/rmx_finalize, single-process bootstrap, config, errors, threads. */
 #include <pthread.h>
+#include <math.h>
+#include <stdint.h>
 #include "harness.h"
 
 Test(context, single_process_init_reports_rank_0_of_1)
@@ -65,6 +67,79 @@ Test(context, bad_arguments_to_init_are_rejected)
     cfg.oob.size = 2;
     cfg.oob.rank = 5;
     cr_expect_eq(rmx_init(&cfg, &ctx), RMX_ERR_ARG);
+}
+
+/* Every field is checked, NaN and infinity included (NaN passes every `< 0` test and used to
+ * become UCX's own 20 s keepalive). */
+Test(context, every_config_field_is_validated)
+{
+    static const struct {
+        const char *what;
+        double timeout;
+        size_t coalesce_max;
+        int coalesce_disable, progress, window_memory, bind;
+    } bad[] = {
+        {"NaN timeout", NAN, 0, 0, 0, 0, 0},
+        {"infinite timeout", INFINITY, 0, 0, 0, 0, 0},
+        {"-infinite timeout", -INFINITY, 0, 0, 0, 0, 0},
+        {"negative timeout", -0.5, 0, 0, 0, 0, 0},
+        {"absurd timeout", 1e300, 0, 0, 0, 0, 0},
+        {"absurd coalesce_max", 0, SIZE_MAX, 0, 0, 0, 0},
+        {"coalesce_max above the limit", 0, RMX_COALESCE_MAX_LIMIT + 1, 0, 0, 0, 0},
+        {"coalesce_disable 2", 0, 0, 2, 0, 0, 0},
+        {"coalesce_disable -1", 0, 0, -1, 0, 0, 0},
+        {"progress 9", 0, 0, 0, 9, 0, 0},
+        {"progress -1", 0, 0, 0, -1, 0, 0},
+        {"window_memory 7", 0, 0, 0, 0, 7, 0},
+        {"bind 12", 0, 0, 0, 0, 0, 12},
+        {"bind -3", 0, 0, 0, 0, 0, -3},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        rmx_config_t cfg;
+        rmx_config_init(&cfg);
+        cfg.bootstrap = RMX_BOOT_SINGLE;
+        cfg.peer_timeout_s = bad[i].timeout;
+        cfg.coalesce_max = bad[i].coalesce_max;
+        cfg.coalesce_disable = bad[i].coalesce_disable;
+        cfg.progress = (rmx_progress_t)bad[i].progress;
+        cfg.window_memory = (rmx_win_memory_t)bad[i].window_memory;
+        cfg.bind = (rmx_bind_t)bad[i].bind;
+        rmx_ctx_t *ctx = (rmx_ctx_t *)0x1;
+        int rc = rmx_init(&cfg, &ctx);
+        cr_expect_eq(rc, RMX_ERR_ARG, "%s: %s", bad[i].what, rmx_strerror(rc));
+        cr_expect_null(ctx, "%s", bad[i].what);
+        if (rc == RMX_OK)
+            rmx_finalize(ctx);
+    }
+    /* the limits themselves are fine */
+    rmx_config_t cfg;
+    rmx_config_init(&cfg);
+    cfg.bootstrap = RMX_BOOT_SINGLE;
+    cfg.peer_timeout_s = 1e6;
+    cfg.coalesce_max = RMX_COALESCE_MAX_LIMIT;
+    rmx_ctx_t *ctx;
+    cr_assert_eq(rmx_init(&cfg, &ctx), RMX_OK);
+    cr_expect_eq(rmx_finalize(ctx), RMX_OK);
+}
+
+/* Environment words are checked as the fields are. */
+Test(context, bad_environment_words_are_rejected)
+{
+    static const char *const vars[][2] = {
+        {"RMX_PROGRESS", "sometimes"}, {"RMX_WIN_MEMORY", "gpu"}, {"RMX_BIND", "socket"},
+    };
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+        setenv(vars[i][0], vars[i][1], 1);
+        rmx_config_t cfg;
+        rmx_config_init(&cfg);
+        cfg.bootstrap = RMX_BOOT_SINGLE;
+        rmx_ctx_t *ctx = NULL;
+        int rc = rmx_init(&cfg, &ctx);
+        cr_expect_eq(rc, RMX_ERR_ARG, "%s=%s: %s", vars[i][0], vars[i][1], rmx_strerror(rc));
+        if (rc == RMX_OK)
+            rmx_finalize(ctx);
+        unsetenv(vars[i][0]);
+    }
 }
 
 Test(context, calls_without_a_context_fail_cleanly)

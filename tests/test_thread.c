@@ -160,3 +160,52 @@ Test(thread, one_context_per_thread_side_by_side, .timeout = RMX_T(60))
         cr_expect_eq(result[i], RMX_OK, "thread %d: %s", i, rmx_strerror(result[i]));
     }
 }
+
+/* rmx_topology_print, rmx_strerror and rmx_config_init need no context: any thread may call them
+ * at any time, also while another thread creates and destroys contexts (which load and release
+ * the process's hwloc topology). */
+static volatile int stop_printing;
+
+static void *print_topology_forever(void *arg)
+{
+    int *result = arg;
+    FILE *sink = fopen("/dev/null", "w");
+    *result = sink != NULL ? RMX_OK : RMX_ERR_ARG;
+    while (!stop_printing && *result == RMX_OK) {
+        *result = rmx_topology_print(sink);
+        rmx_config_t cfg;
+        rmx_config_init(&cfg);
+        if (cfg.peer_timeout_s <= 0 || rmx_strerror(RMX_ERR_PEER)[0] == '\0')
+            *result = RMX_ERR_ARG;
+    }
+    if (sink != NULL)
+        fclose(sink);
+    return NULL;
+}
+
+Test(thread, context_free_calls_are_safe_beside_init_and_finalize, .timeout = RMX_T(60))
+{
+    pthread_t th[2];
+    int result[2];
+    stop_printing = 0;
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(pthread_create(&th[i], NULL, print_topology_forever, &result[i]), 0);
+    rmx_config_t cfg;
+    rmx_config_init(&cfg);
+    cfg.bootstrap = RMX_BOOT_SINGLE;
+    double end = now_s() + 1.5;
+    int rounds = 0, rc = RMX_OK;
+    while (now_s() < end && rc == RMX_OK) {
+        rmx_ctx_t *ctx;
+        rc = rmx_init(&cfg, &ctx);
+        if (rc == RMX_OK)
+            rc = rmx_finalize(ctx);
+        rounds++;
+    }
+    stop_printing = 1;
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(pthread_join(th[i], NULL), 0);
+        cr_expect_eq(result[i], RMX_OK, "printing thread %d: %s", i, rmx_strerror(result[i]));
+    }
+    cr_expect_eq(rc, RMX_OK, "init/finalize round %d: %s", rounds, rmx_strerror(rc));
+}

@@ -19,9 +19,7 @@ static void oob_fini(rmx_boot_t *b)
 
 int rmx_boot_oob_open(rmx_boot_t *b, const rmx_oob_t *oob)
 {
-    if (oob == NULL || oob->allgather == NULL || oob->barrier == NULL || oob->size < 1 ||
-        oob->rank < 0 || oob->rank >= oob->size)
-        return RMX_ERR_ARG;
+    /* rmx_init checked the callbacks, rank and size (context.c resolve_config). */
     memset(b, 0, sizeof(*b));
     b->name = "oob";
     b->oob = *oob;

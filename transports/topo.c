@@ -3,15 +3,21 @@
  * reference counted because loading it (with I/O devices) costs milliseconds and every context
  * needs the same one.
  */
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <hwloc.h>
 #include "topo.h"
 
+/* rmx_topology_print may run in any thread at any time (rmx.h), beside contexts being created
+ * and finalized in others: the reference count, loading and destroying are under this lock, and
+ * so is the printing, which must not see the topology destroyed under it. */
+static pthread_mutex_t topo_lock = PTHREAD_MUTEX_INITIALIZER;
 static hwloc_topology_t topology;
 static int topology_users;
 
-int rmx_topo_acquire(void)
+static int acquire_locked(void)
 {
     if (topology_users++ > 0)
         return RMX_OK;
@@ -29,10 +35,25 @@ fail:
     return RMX_ERR_NOMEM;
 }
 
-void rmx_topo_release(void)
+static void release_locked(void)
 {
     if (topology_users > 0 && --topology_users == 0)
         hwloc_topology_destroy(topology);
+}
+
+int rmx_topo_acquire(void)
+{
+    pthread_mutex_lock(&topo_lock);
+    int rc = acquire_locked();
+    pthread_mutex_unlock(&topo_lock);
+    return rc;
+}
+
+void rmx_topo_release(void)
+{
+    pthread_mutex_lock(&topo_lock);
+    release_locked();
+    pthread_mutex_unlock(&topo_lock);
 }
 
 static int parse_bind_env(rmx_bind_t *how)
@@ -44,8 +65,10 @@ static int parse_bind_env(rmx_bind_t *how)
         *how = RMX_BIND_CORE;
     else if (strcmp(s, "numa") == 0)
         *how = RMX_BIND_NUMA;
-    else
+    else {
+        fprintf(stderr, "rmx: RMX_BIND=%s is not one of none core numa\n", s);
         return RMX_ERR_ARG;
+    }
     return RMX_OK;
 }
 
@@ -90,13 +113,24 @@ void rmx_topo_place_local(void *addr, size_t len)
     hwloc_bitmap_free(cpu);
 }
 
+static void print_locked(FILE *out);
+
 int rmx_topology_print(FILE *out)
 {
     if (out == NULL)
         return RMX_ERR_ARG;
-    int rc = rmx_topo_acquire();
-    if (rc != RMX_OK)
-        return rc;
+    pthread_mutex_lock(&topo_lock);
+    int rc = acquire_locked();
+    if (rc == RMX_OK) {
+        print_locked(out);
+        release_locked();
+    }
+    pthread_mutex_unlock(&topo_lock);
+    return rc;
+}
+
+static void print_locked(FILE *out)
+{
     int cores = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_CORE);
     int pus = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_PU);
     int numa = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_NUMANODE);
@@ -130,6 +164,4 @@ int rmx_topology_print(FILE *out)
         fprintf(out, "binding: cpus %s\n", cpus);
     }
     hwloc_bitmap_free(bound);
-    rmx_topo_release();
-    return RMX_OK;
 }
