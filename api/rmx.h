@@ -47,6 +47,17 @@
  *    then time out (1 run in ~40 of tests/test_peer_failure.c dies_during_put_subs_shm under
  *    RMX_WIN_MEMORY=user; setting UCX_ADAPTIVE_PROGRESS=n avoids it, at the cost of polling every
  *    interface in every progress call: a 4-rank sync_all on 2 cores 5 -> 75 us).
+ *  - Collectives agree (rmx_win_allocate, rmx_win_create, rmx_win_free, rmx_sync_all): a rank
+ *    whose own part fails (a bad argument that still names the context, no memory, no file
+ *    descriptor, an open epoch, an operation that did not complete) still takes part, and every
+ *    rank returns an error from the same call: that rank its own code, the others
+ *    RMX_ERR_COLLECTIVE.  Nothing is created or freed then, and every rank can go on (a refused
+ *    free leaves the window valid everywhere; a sync_all still synchronized).  A handle that names
+ *    no context cannot take part: the others wait for the rank's next call, as for a slow rank.
+ *  - Resources: rmx_win_allocate refuses a size beyond what the system can back (available
+ *    memory and swap, RLIMIT_AS, RLIMIT_DATA) and every window creation refuses to start with
+ *    fewer than a few file descriptors left (RLIMIT_NOFILE): RMX_ERR_NOMEM, with a line on stderr
+ *    naming the limit, before UCX is asked (which would fill memory or /dev/shm, or crash).
  *  - Zero elements: a put, get, put_sub/get_sub of an empty section, or rmw/rmw2 of count 0 is a
  *    valid no-op returning RMX_OK (as MPI's count 0): its buffers may be NULL, but every other
  *    check (window, rank, failed peer, disp within the window, datatype, operation, assert,
@@ -90,6 +101,7 @@ enum {
     RMX_ERR_UNSUPPORTED = -15, /* valid request this build cannot serve                           */
     RMX_ERR_THREAD      = -16, /* called from a thread that does not own the context             */
     RMX_ERR_STOPPED     = -17, /* a rank this sync needs has begun rmx_finalize (it stopped)       */
+    RMX_ERR_COLLECTIVE  = -18, /* another rank failed its part of this collective call (below)    */
 };
 
 /* A human-readable sentence for any value returned by rmx (never NULL). */
@@ -215,9 +227,11 @@ int rmx_topology_print(FILE *out);
 int rmx_win_allocate(rmx_ctx_t *ctx, size_t len, void **base, rmx_win_t **win);
 /* Collective.  Registers the caller's memory [base, base+len) as a window. */
 int rmx_win_create(rmx_ctx_t *ctx, void *base, size_t len, rmx_win_t **win);
-/* Collective.  Completes the window's outstanding operations and releases it; *win becomes NULL
- * even on failure.  RMX_ERR_PEER: a rank has failed, so the free was not agreed by all (see Peer
- * failure above: the memory stays reachable until rmx_finalize). */
+/* Collective.  Completes the window's outstanding operations and releases it; *win becomes NULL,
+ * except when the free was refused by agreement (an access epoch still open here: RMX_ERR_EPOCH,
+ * or on another rank: RMX_ERR_COLLECTIVE), which leaves the window valid on every rank.
+ * RMX_ERR_PEER: a rank has failed, so the free was not agreed by all (see Peer failure above: the
+ * memory stays reachable until rmx_finalize). */
 int rmx_win_free(rmx_win_t **win);
 /* Size in bytes of `rank`'s part of the window. */
 int rmx_win_size(rmx_win_t *win, int rank, size_t *len);
@@ -310,7 +324,9 @@ int rmx_win_lock(rmx_win_t *win, rmx_lock_t type, int target, int assert);
 int rmx_win_unlock(rmx_win_t *win, int target);
 
 /* ---------------------------------------------------------------- synchronization */
-/* Complete every outstanding operation of this rank, then barrier with all ranks. */
+/* Complete every outstanding operation of this rank, then barrier with all ranks.  When some
+ * rank's operations did not complete, every rank learns it: that rank gets the cause, the others
+ * RMX_ERR_COLLECTIVE (the barrier still synchronized). */
 int rmx_sync_all(rmx_ctx_t *ctx);
 /* Complete this rank's outstanding operations (to every target: segment order is transitive),
  * then wait until each listed image has executed a matching rmx_sync_images naming this rank

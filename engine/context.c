@@ -297,20 +297,26 @@ static int start_progress(rmx_ctx_t *ctx)
     return RMX_OK;
 }
 
-static int create_control_block(rmx_ctx_t *ctx)
+/* Collective, whatever local_rc (this rank's state so far): the exchange carries it, so a rank
+ * that failed before here fails every rank's init instead of leaving them waiting for it. */
+static int create_control_block(rmx_ctx_t *ctx, int local_rc)
 {
     ctx->ctrl_len = sizeof(rmx_ctrl_t) + 2 * (size_t)ctx->size * sizeof(uint64_t);
     void *addr;
-    int rc = rmx_ucx_mem_map(&ctx->ucx, NULL, ctx->ctrl_len, &ctx->ctrl_memh, &addr);
-    if (rc != RMX_OK)
-        return rc;
-    ctx->ctrl = addr;
-    memset(ctx->ctrl, 0, ctx->ctrl_len);
+    int rc = local_rc;
+    if (rc == RMX_OK && (rc = rmx_ucx_mem_map(&ctx->ucx, NULL, ctx->ctrl_len, &ctx->ctrl_memh,
+                                              &addr)) == RMX_OK) {
+        ctx->ctrl = addr;
+        memset(ctx->ctrl, 0, ctx->ctrl_len);
+    }
     ctx->ctrl_remote = calloc((size_t)ctx->size, sizeof(*ctx->ctrl_remote));
     ctx->images_sent = calloc((size_t)ctx->size, sizeof(*ctx->images_sent));
-    if (ctx->ctrl_remote == NULL || ctx->images_sent == NULL)
-        return RMX_ERR_NOMEM;
-    return rmx_exchange_region(ctx, ctx->ctrl_memh, ctx->ctrl, ctx->ctrl_len, ctx->ctrl_remote);
+    if (rc == RMX_OK && (ctx->ctrl_remote == NULL || ctx->images_sent == NULL))
+        rc = RMX_ERR_NOMEM;
+    /* Every control block is zeroed before anyone may bump a counter in it: the exchange's
+     * agreement is the barrier. */
+    rmx_region_t block = {ctx->ctrl_memh, ctx->ctrl, ctx->ctrl_len, ctx->ctrl_remote};
+    return rmx_exchange_regions(ctx, rc, &block, 1);
 }
 
 static void flush_live_peers(rmx_ctx_t *ctx)
@@ -420,12 +426,9 @@ int rmx_init(const rmx_config_t *cfg, rmx_ctx_t **out)
     if (rc == RMX_OK)
         rc = start_progress(ctx);
     if (rc == RMX_OK)
-        rc = create_control_block(ctx);
-    if (rc == RMX_OK)
         rc = rmx_tracker_create(ctx);
-    /* Every control block is zeroed before anyone may bump a counter in it. */
-    if (rc == RMX_OK)
-        rc = ctx->boot.barrier(&ctx->boot);
+    if (ctx->peers != NULL) /* every rank got this far: the last step agrees for all */
+        rc = create_control_block(ctx, rc);
     if (rc != RMX_OK) {
         release_context(ctx, 1);
         free(ctx);

@@ -22,6 +22,7 @@ const char *rmx_strerror(int err)
     case RMX_ERR_UNSUPPORTED: return "operation not supported by this build";
     case RMX_ERR_THREAD:      return "called from a thread that does not own the context";
     case RMX_ERR_STOPPED:     return "a rank this synchronization needs has stopped (finalized)";
+    case RMX_ERR_COLLECTIVE:  return "another rank failed its part of this collective call";
     default:                  return "unknown rmx error code";
     }
 }

@@ -81,6 +81,7 @@ struct rmx_ctx {
     rmx_remote_t *ctrl_remote;      /* [size] */
     uint64_t barrier_epoch;         /* UCP barriers begun (sync_all, window free) */
     uint64_t barriers_done;         /* of those, completed (announced when this rank stops) */
+    uint16_t barrier_flags[RMX_BARRIER_ROUNDS][2]; /* failure flags seen per round (sync.c) */
     uint64_t term_epoch;            /* termination barriers (one per finalize) */
     uint64_t *images_sent;          /* [size] sync_images notifications sent to each rank */
 
@@ -230,9 +231,26 @@ static inline const void *rmx_exchange_blob(const void *all, size_t stride, int 
     return p + sizeof(uint64_t);
 }
 
-/* Expose [addr, addr+len) of every rank (mapped with memh) to every other: fills remote[size]. */
-int rmx_exchange_region(rmx_ctx_t *ctx, ucp_mem_h memh, void *addr, size_t len,
-                        rmx_remote_t *remote);
+/* Agreement over the bootstrap: every rank contributes its local status.  RMX_OK when all were
+ * RMX_OK; this rank's own code when it failed; RMX_ERR_COLLECTIVE when only others did.  Every
+ * rank calls it, whatever its local status: that is what lets all fail together. */
+int rmx_agree(rmx_ctx_t *ctx, int local_rc);
+
+/* A memory region every rank exposes: [addr, addr+len) mapped with memh (NULL when len is 0);
+ * remote[size] receives every rank's. */
+typedef struct rmx_region {
+    ucp_mem_h memh;
+    void *addr;
+    size_t len;
+    rmx_remote_t *remote;
+} rmx_region_t;
+#define RMX_REGIONS_MAX 4
+
+/* Collective: publish n regions (one exchange for all) with this rank's status local_rc, and
+ * agree.  When any rank's status or rkey unpacking failed, every rank returns an error (as
+ * rmx_agree) with nothing unpacked; on RMX_OK every rank has every region, and peers may target
+ * them (the agreement is the barrier). */
+int rmx_exchange_regions(rmx_ctx_t *ctx, int local_rc, rmx_region_t *regions, int n);
 void rmx_remote_release(rmx_ctx_t *ctx, rmx_remote_t *remote);
 
 /* ---- tracker.c: segment bookkeeping (see DESIGN.md "Segments and the completion tracker") */
@@ -251,7 +269,9 @@ int rmx_tracker_complete(rmx_ctx_t *ctx, int target);
 int rmx_tracker_forget_window(rmx_win_t *win);
 
 /* ---- sync.c */
-int rmx_barrier_ucp(rmx_ctx_t *ctx);
+/* Barrier over UCP that also agrees: *any_failed is 1 on every rank when some rank's local_rc
+ * was not RMX_OK.  Returns RMX_ERR_PEER / RMX_ERR_STOPPED when the barrier itself failed. */
+int rmx_barrier_ucp(rmx_ctx_t *ctx, int local_rc, int *any_failed);
 /* finalize: tell every rank this one stopped, then wait until all have (engine/sync.c). */
 int rmx_terminate(rmx_ctx_t *ctx);
 /* Progress until *word >= value (word bumped by `peer`'s remote atomics); RMX_ERR_PEER if it
@@ -259,10 +279,10 @@ int rmx_terminate(rmx_ctx_t *ctx);
 int rmx_wait_word_geq_from(rmx_ctx_t *ctx, volatile uint64_t *word, uint64_t value, int peer);
 
 /* ---- window.c */
-/* Free a window.  RMX_WIN_BARRIER: wait here until every rank frees it; RMX_WIN_ALL_DONE: the
- * caller has synchronized every rank already; RMX_WIN_OTHERS_UNKNOWN: that synchronization failed,
- * so survivors may still reach the memory (it stays mapped until the endpoints close). */
-enum { RMX_WIN_BARRIER, RMX_WIN_ALL_DONE, RMX_WIN_OTHERS_UNKNOWN };
+/* Free a window (its operations completed first).  RMX_WIN_ALL_DONE: every rank has synchronized
+ * already; RMX_WIN_OTHERS_UNKNOWN: that synchronization failed, so survivors may still reach the
+ * memory (it stays mapped until the endpoints close). */
+enum { RMX_WIN_ALL_DONE, RMX_WIN_OTHERS_UNKNOWN };
 int rmx_win_release(rmx_win_t *win, int how);
 
 #endif

@@ -43,27 +43,34 @@ static int wait_broken(rmx_ctx_t *ctx, int peer, uint64_t epoch)
     return rc;
 }
 
-static int wait_word(rmx_ctx_t *ctx, volatile uint64_t *word, uint64_t value, int peer,
-                     uint64_t epoch)
+/* Progress until (*word & mask) >= value (the barrier's words carry flags above their count). */
+static int wait_word_masked(rmx_ctx_t *ctx, volatile uint64_t *word, uint64_t value,
+                            uint64_t mask, int peer, uint64_t epoch)
 {
     unsigned idle = 0;
     /* A slow peer is legitimate here (it may compute for minutes before its sync), so there is no
      * deadline: a dead one is noticed by UCX keepalive, which runs inside ucp_worker_progress and
      * asks the kernel, not the peer (its pid over shared memory, its socket over tcp), so a busy
      * peer is never mistaken for a dead one.  UCX_KEEPALIVE_INTERVAL is peer_timeout_s/4 (ucx.c). */
-    while (__atomic_load_n(word, __ATOMIC_ACQUIRE) < value) {
+    while ((__atomic_load_n(word, __ATOMIC_ACQUIRE) & mask) < value) {
         if (rmx_ucx_progress(&ctx->ucx) != 0)
             continue;
         if ((++idle & 255) == 0) {
             int rc = wait_broken(ctx, peer, epoch);
             /* A rank notifies before it announces its stop, in order on one endpoint: once
              * the stop is visible, a notification it sent is too. */
-            if (rc != RMX_OK && __atomic_load_n(word, __ATOMIC_ACQUIRE) < value)
+            if (rc != RMX_OK && (__atomic_load_n(word, __ATOMIC_ACQUIRE) & mask) < value)
                 return rc;
             sched_yield();
         }
     }
     return RMX_OK;
+}
+
+static int wait_word(rmx_ctx_t *ctx, volatile uint64_t *word, uint64_t value, int peer,
+                     uint64_t epoch)
+{
+    return wait_word_masked(ctx, word, value, UINT64_MAX, peer, epoch);
 }
 
 int rmx_wait_word_geq_from(rmx_ctx_t *ctx, volatile uint64_t *word, uint64_t value, int peer)
@@ -113,36 +120,57 @@ static int notify_complete(rmx_ctx_t *ctx, const int *targets, int n)
     return rc;
 }
 
-/* One notification, applied at the target when this returns. */
-static int notify(rmx_ctx_t *ctx, int target, size_t offset)
-{
-    int rc = notify_value(ctx, target, offset, 1);
-    return rc != RMX_OK ? rc : notify_complete(ctx, &target, 1);
-}
+/*
+ * Dissemination barrier on counters[RMX_BARRIER_ROUNDS] of every control block: in round k rank
+ * i tells rank i+2^k, then waits to be told by i-2^k.  The notification also says whether the
+ * teller knows of a rank that failed its local part of the collective call (*flag): after the
+ * last round every rank has heard, through some chain, from every rank, so all agree.
+ *
+ * A counter's low 32 bits count notifications (one per barrier); a flagged notification also
+ * adds 1 to a 16-bit field of flags.  A teller can be one barrier ahead of us (it may finish a
+ * barrier, and begin the next, before we have seen its round), never two (the next one cannot
+ * end without us), so even and odd barriers count flags in separate fields, and a field moves by
+ * at most one per barrier of its parity.  flags_seen NULL: no flags (the termination barrier).
+ */
+#define COUNT_MASK UINT64_C(0xffffffff)
+#define FLAG_SHIFT(epoch) (32 + 16 * (unsigned)((epoch) & 1))
 
-/* Dissemination barrier on counters[RMX_BARRIER_ROUNDS] of every control block: in round k rank
- * i tells rank i+2^k, then waits to be told by i-2^k. */
-static int barrier_on(rmx_ctx_t *ctx, size_t counters, uint64_t epoch, uint64_t stop_epoch)
+static int barrier_on(rmx_ctx_t *ctx, size_t counters, uint64_t epoch, uint64_t stop_epoch,
+                      uint16_t (*flags_seen)[2], int *flag)
 {
     int rc = RMX_OK;
     volatile uint64_t *mine = (volatile uint64_t *)((char *)ctx->ctrl + counters);
+    unsigned shift = FLAG_SHIFT(epoch);
     for (int k = 0, dist = 1; dist < ctx->size && rc == RMX_OK; k++, dist <<= 1) {
         int to = (ctx->rank + dist) % ctx->size;
-        rc = notify(ctx, to, counters + (size_t)k * sizeof(uint64_t));
+        uint64_t value = 1 + (flags_seen != NULL && *flag ? UINT64_C(1) << shift : 0);
+        rc = notify_value(ctx, to, counters + (size_t)k * sizeof(uint64_t), value);
         if (rc == RMX_OK)
-            rc = wait_word(ctx, &mine[k], epoch, -1, stop_epoch);
+            rc = notify_complete(ctx, &to, 1);
+        if (rc == RMX_OK)
+            rc = wait_word_masked(ctx, &mine[k], epoch & COUNT_MASK, COUNT_MASK, -1, stop_epoch);
+        if (rc == RMX_OK && flags_seen != NULL) {
+            uint16_t got = (uint16_t)(__atomic_load_n(&mine[k], __ATOMIC_ACQUIRE) >> shift);
+            if (got != flags_seen[k][epoch & 1]) {
+                flags_seen[k][epoch & 1] = got;
+                *flag = 1;
+            }
+        }
     }
     return rc;
 }
 
-int rmx_barrier_ucp(rmx_ctx_t *ctx)
+int rmx_barrier_ucp(rmx_ctx_t *ctx, int local_rc, int *any_failed)
 {
     uint64_t epoch = ++ctx->barrier_epoch;
-    int rc = barrier_on(ctx, offsetof(rmx_ctrl_t, barrier), epoch, epoch);
+    int flag = local_rc != RMX_OK;
+    int rc = barrier_on(ctx, offsetof(rmx_ctrl_t, barrier), epoch, epoch, ctx->barrier_flags,
+                        &flag);
     if (rc == RMX_OK) {
         ctx->stats.barriers++;
         ctx->barriers_done++;
     }
+    *any_failed = flag;
     return rc;
 }
 
@@ -161,7 +189,9 @@ int rmx_terminate(rmx_ctx_t *ctx)
             told[ntold++] = r;
     (void)notify_complete(ctx, told, ntold);
     free(told);
-    int rc2 = barrier_on(ctx, offsetof(rmx_ctrl_t, term), ++ctx->term_epoch, STOP_NEVER);
+    int no_flag = 0;
+    int rc2 = barrier_on(ctx, offsetof(rmx_ctrl_t, term), ++ctx->term_epoch, STOP_NEVER, NULL,
+                         &no_flag);
     return rc != RMX_OK ? rc : rc2;
 }
 
@@ -193,9 +223,13 @@ int rmx_sync_all(rmx_ctx_t *ctx)
     int rc = rmx_ctx_check(ctx);
     if (rc != RMX_OK)
         return rc;
+    /* Agreed: when one rank's operations did not complete, every rank learns it. */
     rc = rmx_tracker_complete(ctx, -1);
-    int rc2 = rmx_barrier_ucp(ctx);
-    return rc != RMX_OK ? rc : rc2;
+    int any_failed;
+    int rc2 = rmx_barrier_ucp(ctx, rc, &any_failed);
+    if (rc2 != RMX_OK)
+        return rc2;
+    return rc != RMX_OK ? rc : any_failed ? RMX_ERR_COLLECTIVE : RMX_OK;
 }
 
 static int check_image_list(rmx_ctx_t *ctx, const int *images, int n)

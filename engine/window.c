@@ -6,35 +6,21 @@
  * truly one-sidedly over shared memory (DESIGN.md), then binds it to the caller's NUMA node.
  * Each window also carries an 8-byte lock word per rank (lock.c), in its own UCP-allocated map.
  *
- * Creation and free are collective.  Argument errors are detected locally and returned at once;
- * a resource failure on one rank is announced through the exchange, so every rank fails together
- * instead of waiting for a partner that gave up.
+ * Creation and free are collective, and agreed: a rank whose arguments or resources fail still
+ * takes part, announcing its failure, so every rank fails together (the others with
+ * RMX_ERR_COLLECTIVE) instead of waiting for a partner that gave up, and nothing is left
+ * behind.  Only a handle that names no context cannot take part.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include "internal.h"
+#include "../transports/resources.h"
 #include "../transports/topo.h"
 
-static int publish(rmx_win_t *win, int local_rc)
-{
-    rmx_ctx_t *ctx = win->ctx;
-    if (local_rc != RMX_OK) {
-        /* Take part in the exchange with an empty blob: peers see it and fail as well. */
-        void *all;
-        size_t stride;
-        if (rmx_exchange(ctx, NULL, 0, &all, &stride) == RMX_OK)
-            free(all);
-        return local_rc;
-    }
-    int rc = rmx_exchange_region(ctx, win->memh, win->base, win->size, win->remote);
-    if (rc == RMX_OK)
-        rc = rmx_exchange_region(ctx, win->lock_memh, win->lock_word, sizeof(uint64_t),
-                                 win->lock_remote);
-    if (rc == RMX_ERR_BOOTSTRAP)
-        rc = RMX_ERR_PEER; /* someone announced a failure, or the exchange itself failed */
-    return rc;
-}
+/* File descriptors a window may need in the worst case (UCX's shared-memory segment and the
+ * mappings of peers' segments, opened one at a time) plus the headroom UCX needs to go on. */
+#define RMX_WINDOW_FDS 32
 
 /* Unmap (frees it too when UCP allocated it) now, or, when peers may still access it, once the
  * context has closed its endpoints (ctx->orphans; out of memory for the list: now after all). */
@@ -90,56 +76,80 @@ static void *take_pages(rmx_win_t *win, size_t len)
     return p;
 }
 
-static int window_open(rmx_ctx_t *ctx, void *user_base, size_t len, int allocate,
+/* This rank's part of a new window: memory (rmx's or the caller's), mapped, and its lock word. */
+static int window_part(rmx_win_t *win, void *user_base, size_t len, int allocate)
+{
+    rmx_ctx_t *ctx = win->ctx;
+    int rc = RMX_OK;
+    /* Refused here, not by UCX: asked for more than there is, it fills /dev/shm or memory
+     * until the OOM killer strikes, and it crashes past the file-descriptor limit. */
+    if (allocate && (rc = rmx_res_check_memory(len, "rmx_win_allocate")) != RMX_OK)
+        return rc;
+    if ((rc = rmx_res_check_fds(RMX_WINDOW_FDS, "window creation")) != RMX_OK)
+        return rc;
+    if (allocate && len > 0 && ctx->cfg.window_memory == RMX_WIN_MEMORY_USER) {
+        allocate = 0;
+        if ((user_base = take_pages(win, len)) == NULL)
+            return RMX_ERR_NOMEM;
+    }
+    /* Registered memory is not reached one-sidedly by UCX's shared-memory atomics: before any
+     * peer may target it, the progress agent must serve this rank (RMX_PROGRESS_AUTO). */
+    if (!allocate && len > 0 && (rc = rmx_progress_needed(ctx)) != RMX_OK)
+        return rc;
+    if (len > 0) {
+        rc = rmx_ucx_mem_map(&ctx->ucx, allocate ? NULL : user_base, len, &win->memh, &win->base);
+        if (rc != RMX_OK)
+            return rc;
+        /* ucp_mem_query reports the registration's start, which UCP may have rounded down:
+         * the window is what the caller passed. */
+        if (!allocate)
+            win->base = user_base; /* also rmx's own pages (RMX_WIN_MEMORY_USER), zeroed by mmap */
+        else {
+            rmx_topo_place_local(win->base, len);
+            memset(win->base, 0, len);
+        }
+    } else {
+        win->base = allocate ? NULL : user_base;
+    }
+    void *lock;
+    rc = rmx_ucx_mem_map(&ctx->ucx, NULL, sizeof(uint64_t), &win->lock_memh, &lock);
+    if (rc == RMX_OK) {
+        win->lock_word = lock;
+        *win->lock_word = 0;
+    }
+    return rc;
+}
+
+/* Collective.  local_rc: the caller's argument checks; a rank that failed them still takes part,
+ * so that every rank fails together (rmx_exchange_regions) rather than waiting for it. */
+static int window_open(rmx_ctx_t *ctx, void *user_base, size_t len, int allocate, int local_rc,
                        rmx_win_t **out)
 {
     rmx_win_t *win = calloc(1, sizeof(*win));
     if (win == NULL)
-        return RMX_ERR_NOMEM;
+        return rmx_agree(ctx, RMX_ERR_NOMEM); /* still take part */
     win->ctx = ctx;
     win->size = len;
     win->allocated = allocate;
     win->remote = calloc((size_t)ctx->size, sizeof(*win->remote));
     win->lock_remote = calloc((size_t)ctx->size, sizeof(*win->lock_remote));
     win->lock_held = calloc((size_t)ctx->size, sizeof(*win->lock_held));
-    int rc = win->remote && win->lock_remote && win->lock_held ? RMX_OK : RMX_ERR_NOMEM;
-    if (rc == RMX_OK && allocate && len > 0 && ctx->cfg.window_memory == RMX_WIN_MEMORY_USER) {
-        allocate = 0;
-        if ((user_base = take_pages(win, len)) == NULL)
-            rc = RMX_ERR_NOMEM;
-    }
-    /* Registered memory is not reached one-sidedly by UCX's shared-memory atomics: before any
-     * peer may target it, the progress agent must serve this rank (RMX_PROGRESS_AUTO). */
-    if (rc == RMX_OK && !allocate && len > 0)
-        rc = rmx_progress_needed(ctx);
-    if (rc == RMX_OK && len > 0) {
-        rc = rmx_ucx_mem_map(&ctx->ucx, allocate ? NULL : user_base, len, &win->memh, &win->base);
-        /* ucp_mem_query reports the registration's start, which UCP may have rounded down:
-         * the window is what the caller passed. */
-        if (rc == RMX_OK && !allocate)
-            win->base = user_base; /* also rmx's own pages (RMX_WIN_MEMORY_USER), zeroed by mmap */
-        if (rc == RMX_OK && allocate) {
-            rmx_topo_place_local(win->base, len);
-            memset(win->base, 0, len);
-        }
-    } else if (rc == RMX_OK) {
-        win->base = allocate ? NULL : user_base;
-    }
-    if (rc == RMX_OK) {
-        void *lock;
-        rc = rmx_ucx_mem_map(&ctx->ucx, NULL, sizeof(uint64_t), &win->lock_memh, &lock);
-        if (rc == RMX_OK) {
-            win->lock_word = lock;
-            *win->lock_word = 0;
-        }
-    }
-    rc = publish(win, rc);
-    int published = rc == RMX_OK; /* peers hold our rkeys: one of them may pass the barrier */
-    /* Nobody targets a window before every rank has it. */
+    int rc = local_rc;
+    if (rc == RMX_OK && !(win->remote && win->lock_remote && win->lock_held))
+        rc = RMX_ERR_NOMEM;
     if (rc == RMX_OK)
-        rc = ctx->boot.barrier(&ctx->boot) == RMX_OK ? RMX_OK : RMX_ERR_BOOTSTRAP;
+        rc = window_part(win, user_base, len, allocate);
+    rmx_region_t regions[2] = {
+        {win->memh, win->base, win->size, win->remote},
+        {win->lock_memh, win->lock_word, sizeof(uint64_t), win->lock_remote},
+    };
+    /* One exchange and its agreement; on RMX_OK every rank has the window, and nobody targeted
+     * it before (the agreement is the barrier).  On failure nobody ever will: free it now. */
+    rc = rmx_exchange_regions(ctx, rc, regions, 2);
+    if (rc == RMX_ERR_BOOTSTRAP)
+        rc = RMX_ERR_PEER; /* the exchange itself failed: a rank is gone (rmx.h, Peer failure) */
     if (rc != RMX_OK) {
-        free_window_resources(win, published && ctx->size > 1);
+        free_window_resources(win, 0);
         free(win);
         return rc;
     }
@@ -150,18 +160,22 @@ static int window_open(rmx_ctx_t *ctx, void *user_base, size_t len, int allocate
     return RMX_OK;
 }
 
+/* Collective: the argument checks below do not return at once (see window_open). */
 int rmx_win_allocate(rmx_ctx_t *ctx, size_t len, void **base, rmx_win_t **win)
 {
     int rc = rmx_ctx_check(ctx);
     if (rc != RMX_OK)
         return rc;
-    if (base == NULL || win == NULL)
-        return RMX_ERR_ARG;
-    *win = NULL;
-    *base = NULL;
-    rc = window_open(ctx, NULL, len, 1, win);
-    if (rc == RMX_OK)
-        *base = (*win)->base;
+    if (win != NULL)
+        *win = NULL;
+    if (base != NULL)
+        *base = NULL;
+    rmx_win_t *w = NULL;
+    rc = window_open(ctx, NULL, len, 1, base == NULL || win == NULL ? RMX_ERR_ARG : RMX_OK, &w);
+    if (rc == RMX_OK) {
+        *win = w;
+        *base = w->base;
+    }
     return rc;
 }
 
@@ -170,10 +184,14 @@ int rmx_win_create(rmx_ctx_t *ctx, void *base, size_t len, rmx_win_t **win)
     int rc = rmx_ctx_check(ctx);
     if (rc != RMX_OK)
         return rc;
-    if (win == NULL || (base == NULL && len > 0))
-        return RMX_ERR_ARG;
-    *win = NULL;
-    return window_open(ctx, base, len, 0, win);
+    if (win != NULL)
+        *win = NULL;
+    rmx_win_t *w = NULL;
+    rc = window_open(ctx, base, len, 0, win == NULL || (base == NULL && len > 0) ? RMX_ERR_ARG
+                                                                                 : RMX_OK, &w);
+    if (rc == RMX_OK)
+        *win = w;
+    return rc;
 }
 
 int rmx_win_size(rmx_win_t *win, int rank, size_t *len)
@@ -193,13 +211,6 @@ int rmx_win_release(rmx_win_t *win, int how)
 {
     rmx_ctx_t *ctx = win->ctx;
     int rc = rmx_tracker_forget_window(win);
-    /* Every rank must be done with this window before anyone unmaps its part. */
-    if (how == RMX_WIN_BARRIER) {
-        int rc2 = rmx_barrier_ucp(ctx);
-        if (rc2 != RMX_OK)
-            how = RMX_WIN_OTHERS_UNKNOWN;
-        rc = rc != RMX_OK ? rc : rc2;
-    }
     for (rmx_win_t **p = &ctx->wins; *p != NULL; p = &(*p)->next)
         if (*p == win) {
             *p = win->next;
@@ -218,10 +229,21 @@ int rmx_win_free(rmx_win_t **winp)
     int rc = rmx_win_check(win);
     if (rc != RMX_OK)
         return rc;
-    for (int r = 0; r < win->ctx->size; r++)
+    rmx_ctx_t *ctx = win->ctx;
+    int local_rc = RMX_OK;
+    for (int r = 0; r < ctx->size; r++)
         if (win->lock_held[r])
-            return RMX_ERR_EPOCH; /* an access epoch is still open on this window */
-    rc = rmx_win_release(win, RMX_WIN_BARRIER);
+            local_rc = RMX_ERR_EPOCH; /* an access epoch is still open on this window */
+    /* This rank's operations on the window complete before the barrier, so that after it no
+     * rank has any left and each may unmap its part.  The barrier also agrees: when one rank
+     * may not free the window, no rank does, and every rank goes on using it. */
+    if (local_rc == RMX_OK)
+        rc = rmx_tracker_forget_window(win);
+    int any_failed;
+    int rc2 = rmx_barrier_ucp(ctx, local_rc, &any_failed);
+    if (rc2 == RMX_OK && any_failed)
+        return local_rc != RMX_OK ? local_rc : RMX_ERR_COLLECTIVE;
+    int rc3 = rmx_win_release(win, rc2 == RMX_OK ? RMX_WIN_ALL_DONE : RMX_WIN_OTHERS_UNKNOWN);
     *winp = NULL;
-    return rc;
+    return rc != RMX_OK ? rc : rc2 != RMX_OK ? rc2 : rc3;
 }

@@ -643,9 +643,9 @@ static int rank_rmw_bad_inputs(const rmx_config_t *cfg, void *arg)
     RANK_RC(RMX_ERR_OP, rmx_rmw2(win, a, 1, RMX_INT64, b, res, t, 0, 0, (rmx_rmw2_op_t)-1));
     RANK_RC(RMX_ERR_OP, rmx_rmw2(win, a, 1, RMX_INT64, b, res, t, 0, 0, RMX_OP2_COUNT));
     /* arguments: count, operands, assert bits */
-    RANK_RC(RMX_ERR_ARG, rmx_rmw(win, a, 0, RMX_INT64, res, t, 0, 0, RMX_OP_SUM));
+    RANK_RC(RMX_OK, rmx_rmw(win, a, 0, RMX_INT64, res, t, 0, 0, RMX_OP_SUM)); /* no-op (rmx.h) */
     RANK_RC(RMX_ERR_ARG, rmx_rmw(win, a, -4, RMX_INT64, res, t, 0, 0, RMX_OP_SUM));
-    RANK_RC(RMX_ERR_ARG, rmx_rmw2(win, a, 0, RMX_INT64, b, res, t, 0, 0, RMX_OP2_COMP_SWAP));
+    RANK_RC(RMX_ERR_ARG, rmx_rmw2(win, a, -1, RMX_INT64, b, res, t, 0, 0, RMX_OP2_COMP_SWAP));
     RANK_RC(RMX_ERR_ARG, rmx_rmw(win, NULL, 1, RMX_INT64, res, t, 0, 0, RMX_OP_SUM));
     RANK_RC(RMX_ERR_ARG, rmx_rmw(win, NULL, 1, RMX_INT64, res, t, 0, 0, RMX_OP_SWAP));
     RANK_RC(RMX_ERR_ARG, rmx_rmw2(win, NULL, 1, RMX_INT64, b, res, t, 0, 0, RMX_OP2_COMP_SWAP));
