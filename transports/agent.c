@@ -35,7 +35,9 @@ struct rmx_agent {
     int wake_fd;                /* eventfd that wakes the agent: to stop, or to drain */
     atomic_int stop;
     atomic_uint_fast64_t wakeups;
-    atomic_uint_fast64_t passes;    /* progress-until-idle passes completed (rmx_ucx_drain) */
+    /* rmx_ucx_drain: requests numbered 1, 2, ..., and the newest request a pass that began
+     * after it has served (a pass snapshots drain_req before it progresses). */
+    atomic_uint_fast64_t drain_req, drain_done;
     clockid_t cpu_clock;
     _Atomic double cpu_s_final; /* the thread's CPU time, recorded by itself as it ends */
     double cpu_s_before;        /* of agents that ran before this one in this context */
@@ -58,9 +60,14 @@ static void *agent_main(void *arg)
     pthread_sigmask(SIG_BLOCK, &all, NULL); /* signals are the program's, not ours */
     struct pollfd fds[2] = {{.fd = a->wake_fd, .events = POLLIN}, {.fd = a->efd, .events = POLLIN}};
     while (!atomic_load_explicit(&a->stop, memory_order_acquire)) {
+        uint64_t req = atomic_load_explicit(&a->drain_req, memory_order_acquire);
         while (ucp_worker_progress(a->service) != 0)
             ;
-        atomic_fetch_add_explicit(&a->passes, 1, memory_order_release);
+        atomic_store_explicit(&a->drain_done, req, memory_order_release);
+        /* A drain asked during this pass gets the next one now, not after a sleep (its kick
+         * may already have been read). */
+        if (atomic_load_explicit(&a->drain_req, memory_order_acquire) != req)
+            continue;
         int nfds = 1, timeout_ms = 1;
         if (a->efd >= 0) {
             ucs_status_t st = ucp_worker_arm(a->service);
@@ -138,11 +145,11 @@ void rmx_ucx_drain(rmx_ucx_t *u)
             ;
         return;
     }
-    /* Two passes begun after this point: the second started after the kick was seen. */
-    uint64_t want = atomic_load_explicit(&a->passes, memory_order_acquire) + 2;
+    /* A whole pass that began after this request (the kick wakes the agent if it sleeps). */
+    uint64_t want = atomic_fetch_add_explicit(&a->drain_req, 1, memory_order_acq_rel) + 1;
     uint64_t one = 1;
     (void)!write(a->wake_fd, &one, sizeof(one));
-    while (atomic_load_explicit(&a->passes, memory_order_acquire) < want)
+    while (atomic_load_explicit(&a->drain_done, memory_order_acquire) < want)
         sched_yield();
 }
 
