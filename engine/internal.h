@@ -107,7 +107,8 @@ struct rmx_win {
     size_t pages_len;
     ucp_mem_h memh;                 /* NULL for a zero-length window */
     rmx_remote_t *remote;           /* [ctx->size] each rank's part */
-    /* lock.c: a lock word per rank, and what this rank holds at each target */
+    /* lock.c: a lock region per rank (the word, then a slot per origin), and what this rank
+     * holds at each target */
     ucp_mem_h lock_memh;
     uint64_t *lock_word;
     rmx_remote_t *lock_remote;      /* [ctx->size] */

@@ -24,6 +24,15 @@
  * round counts in stats.lock_retries.  A lock may legitimately be held for long: only a peer the
  * transport declared failed ends the wait (RMX_ERR_PEER).
  *
+ * Who is involved: next to its word, each rank's lock region has one slot per origin rank,
+ * nonzero while that origin may have a share in the word (holding, waiting, or trying).  An origin
+ * sets its slot before its first operation on the word (ordered before it: a fence where the
+ * word is not in place) and clears it after its release has completed.  When a waiter backs off
+ * while some rank has failed, it reads the failed ranks' slots: a failed rank whose slot is clear
+ * has no share in the word, so the wait goes on among the survivors; one whose slot is set may
+ * hold it for good, and the wait ends with RMX_ERR_PEER.  (The word alone says how many hold or
+ * wait, not who.)
+ *
  * Lock and unlock are image control.  lock ends the current segment (all targets) before taking
  * the word; unlock completes this rank's operations at the target, then releases with a fetching
  * ADD so the release is complete at the target when unlock returns (a following lock by this
@@ -57,6 +66,51 @@ static int word_amo(lock_site_t *s, ucp_atomic_op_t op, uint64_t value, uint64_t
     return rmx_remote_amo(s->ctx, s->word, s->target, op, &value, reply, sizeof(value), 0);
 }
 
+/* Origin r's slot in the target's lock region (after the word). */
+static size_t slot_disp(int r)
+{
+    return sizeof(uint64_t) * (1 + (size_t)r);
+}
+
+/* This rank may have a share in the word from now on: the slot is set at the target before any
+ * later operation on the word lands there. */
+static int involve(lock_site_t *s)
+{
+    uint64_t one = 1;
+    int rc = rmx_remote_amo(s->ctx, s->word, s->target, UCP_ATOMIC_OP_ADD, &one, NULL,
+                            sizeof(one), slot_disp(s->ctx->rank));
+    if (rc == RMX_OK && s->word->ptr == NULL) /* in place it is applied already */
+        rc = rmx_ucx_fence(&s->ctx->ucx);
+    return rc;
+}
+
+/* This rank's share in the word is gone (released, or withdrawn): clear the slot.  Complete at
+ * the origin only; a failure between the release and this leaves the slot set, which can only
+ * make a waiter give up with RMX_ERR_PEER rather than wait for ever. */
+static void disinvolve(lock_site_t *s)
+{
+    uint64_t minus_one = (uint64_t)0 - 1;
+    (void)rmx_remote_amo(s->ctx, s->word, s->target, UCP_ATOMIC_OP_ADD, &minus_one, NULL,
+                         sizeof(minus_one), slot_disp(s->ctx->rank));
+}
+
+/* Some rank failed: RMX_ERR_PEER when a failed one may have a share in the word. */
+static int failed_rank_involved(lock_site_t *s)
+{
+    for (int r = 0; r < s->ctx->size; r++) {
+        if (!s->ctx->peers[r].failed)
+            continue;
+        uint64_t zero = 0, slot = 1;
+        int rc = rmx_remote_amo(s->ctx, s->word, s->target, UCP_ATOMIC_OP_ADD, &zero, &slot,
+                                sizeof(zero), slot_disp(r));
+        if (rc != RMX_OK)
+            return rc;
+        if (slot != 0)
+            return RMX_ERR_PEER;
+    }
+    return RMX_OK;
+}
+
 static int word_add(lock_site_t *s, uint64_t value, uint64_t *old)
 {
     *old = 0;
@@ -75,15 +129,26 @@ static int word_cswap(lock_site_t *s, uint64_t expect, uint64_t want, uint64_t *
     return word_amo(s, UCP_ATOMIC_OP_CSWAP, expect, seen);
 }
 
+static int any_failed(const rmx_ctx_t *ctx)
+{
+    for (int r = 0; r < ctx->size; r++)
+        if (ctx->peers[r].failed)
+            return 1;
+    return 0;
+}
+
 /* One round of bounded exponential back-off. */
 static int back_off(lock_site_t *s)
 {
     s->ctx->stats.lock_retries++;
-    /* The word does not record who holds it, so a lock we keep losing may be held by any rank
-     * that has died: once one has, waiting on is waiting forever. */
-    for (int r = 0; r < s->ctx->size; r++)
-        if (s->ctx->peers[r].failed)
-            return RMX_ERR_PEER;
+    /* A lock we keep losing may be held by a rank that has died: waiting on would be waiting
+     * for ever.  Its slot says whether it can be (failed ranks re-read every round: a request
+     * of a rank that died may still be on its way to the target). */
+    if (__builtin_expect(s->ctx->unreaped || any_failed(s->ctx), 0)) {
+        int rc = failed_rank_involved(s);
+        if (rc != RMX_OK)
+            return rc;
+    }
     for (unsigned i = 0; i < s->backoff; i++)
         rmx_ucx_progress(&s->ctx->ucx);
     sched_yield(); /* 2 cores, often more ranks: let the holder run */
@@ -95,8 +160,10 @@ static int back_off(lock_site_t *s)
 static int acquire_exclusive(lock_site_t *s)
 {
     uint64_t seen;
-    int rc = word_cswap(s, 0, LOCK_WRITER, &seen);
-    if (rc != RMX_OK || seen == 0)
+    int rc = involve(s);
+    if (rc != RMX_OK)
+        return rc;
+    if ((rc = word_cswap(s, 0, LOCK_WRITER, &seen)) != RMX_OK || seen == 0)
         return rc;
     if ((rc = word_add(s, LOCK_WAITING, &seen)) != RMX_OK)
         return rc;
@@ -116,15 +183,19 @@ static int acquire_exclusive(lock_site_t *s)
     }
     /* Giving up (failed peer): withdraw the announcement if the word is still reachable. */
     uint64_t ignored;
-    word_add(s, (uint64_t)0 - LOCK_WAITING, &ignored);
+    if (word_add(s, (uint64_t)0 - LOCK_WAITING, &ignored) == RMX_OK)
+        disinvolve(s);
     return rc;
 }
 
 static int acquire_shared(lock_site_t *s)
 {
+    int rc = involve(s);
+    if (rc != RMX_OK)
+        return rc;
     for (;;) {
         uint64_t old;
-        int rc = word_add(s, LOCK_READER, &old);
+        rc = word_add(s, LOCK_READER, &old);
         if (rc != RMX_OK)
             return rc;
         if (!(old & LOCK_WRITER) && WAITERS(old) == 0)
@@ -133,8 +204,11 @@ static int acquire_shared(lock_site_t *s)
             return rc;
         /* Wait for the writers (holding and waiting) to be gone before adding again. */
         do {
-            if ((rc = back_off(s)) != RMX_OK || (rc = word_read(s, &old)) != RMX_OK)
+            if ((rc = back_off(s)) != RMX_OK || (rc = word_read(s, &old)) != RMX_OK) {
+                if (rc == RMX_ERR_PEER && !s->ctx->peers[s->target].failed)
+                    disinvolve(s); /* our 1 was taken back: no share is left */
                 return rc;
+            }
         } while ((old & LOCK_WRITER) || WAITERS(old) != 0);
     }
 }
@@ -142,8 +216,11 @@ static int acquire_shared(lock_site_t *s)
 static int release(lock_site_t *s, int type)
 {
     uint64_t old;
-    return word_add(s, (uint64_t)0 - (type == RMX_LOCK_EXCLUSIVE ? LOCK_WRITER : LOCK_READER),
-                    &old);
+    int rc = word_add(s, (uint64_t)0 - (type == RMX_LOCK_EXCLUSIVE ? LOCK_WRITER : LOCK_READER),
+                      &old);
+    if (rc == RMX_OK)
+        disinvolve(s);
+    return rc;
 }
 
 static void site_open(lock_site_t *s, rmx_win_t *win, int target)

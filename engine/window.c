@@ -76,6 +76,12 @@ static void *take_pages(rmx_win_t *win, size_t len)
     return p;
 }
 
+/* The lock word and, after it, one slot per origin rank (lock.c). */
+static size_t lock_region_len(const rmx_ctx_t *ctx)
+{
+    return sizeof(uint64_t) * (1 + (size_t)ctx->size);
+}
+
 /* This rank's part of a new window: memory (rmx's or the caller's), mapped, and its lock word. */
 static int window_part(rmx_win_t *win, void *user_base, size_t len, int allocate)
 {
@@ -112,10 +118,10 @@ static int window_part(rmx_win_t *win, void *user_base, size_t len, int allocate
         win->base = allocate ? NULL : user_base;
     }
     void *lock;
-    rc = rmx_ucx_mem_map(&ctx->ucx, NULL, sizeof(uint64_t), &win->lock_memh, &lock);
+    rc = rmx_ucx_mem_map(&ctx->ucx, NULL, lock_region_len(ctx), &win->lock_memh, &lock);
     if (rc == RMX_OK) {
         win->lock_word = lock;
-        *win->lock_word = 0;
+        memset(lock, 0, lock_region_len(ctx));
     }
     return rc;
 }
@@ -141,7 +147,7 @@ static int window_open(rmx_ctx_t *ctx, void *user_base, size_t len, int allocate
         rc = window_part(win, user_base, len, allocate);
     rmx_region_t regions[2] = {
         {win->memh, win->base, win->size, win->remote},
-        {win->lock_memh, win->lock_word, sizeof(uint64_t), win->lock_remote},
+        {win->lock_memh, win->lock_word, lock_region_len(ctx), win->lock_remote},
     };
     /* One exchange and its agreement; on RMX_OK every rank has the window, and nobody targeted
      * it before (the agreement is the barrier).  On failure nobody ever will: free it now. */

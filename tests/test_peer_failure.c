@@ -414,8 +414,7 @@ SCENARIO(dies_during_sync_images_shm, sync_images_with_victim, DIE_IDLE, 0)
 SCENARIO(dies_during_atomics_shm, keep_adding, DIE_IDLE, 0)
 SCENARIO(dies_during_locked_emulated_atomics_shm, keep_maxing_locked, DIE_IDLE, 0)
 SCENARIO(dies_while_others_wait_for_its_lock_shm, keep_locking_victim, DIE_IDLE, 0)
-/* The lock word does not record its holder: waiters give up with RMX_ERR_PEER once any rank
- * has failed (engine/lock.c back_off). */
+/* The holder's slot in the lock region is set: waiters give up with RMX_ERR_PEER (lock.c). */
 SCENARIO(dies_holding_a_lock_others_wait_for_shm, lock_held_by_the_dead, DIE_HOLDING_LOCK, 0)
 SCENARIO(dies_during_win_allocate_shm, allocate_a_window, DIE_IDLE, 0)
 SCENARIO(dies_before_win_free_shm, free_a_window, DIE_AFTER_WIN_ALLOCATE, 0)
@@ -476,4 +475,83 @@ Test(peer, a_survivor_finalizes_while_another_is_busy_tcp, .timeout = RMX_T(40))
 {
     run_job_with_a_victim("a_survivor_finalizes_while_another_is_busy_tcp",
                           rank_finalizes_while_a_survivor_is_busy, NULL, 0, RMX_ERR_PEER);
+}
+
+/*
+ * A rank that had no part in a lock dies: the survivors go on taking and releasing it, contended,
+ * with every update made under it kept.  The victim used the same lock earlier (its share is
+ * cleared by its unlocks), then dies outside any epoch.  Before, once any rank had failed, a
+ * contended lock failed at once with RMX_ERR_PEER although its host and both contenders lived.
+ */
+#define LOCK_ROUNDS 300
+#define LOCK_COUNTER 64
+static int rank_locks_among_survivors(const rmx_config_t *cfg, void *arg)
+{
+    const int *tcp = arg;
+    unsigned char *base;
+    rmx_win_t *win;
+    rmx_ctx_t *ctx = open_rank(cfg, *tcp, WIN_BYTES, &base, &win);
+    int me = rmx_rank(ctx);
+    if (me == VICTIM) {
+        for (int i = 0; i < 50; i++) {
+            RANK_OK(rmx_win_lock(win, i % 2 ? RMX_LOCK_SHARED : RMX_LOCK_EXCLUSIVE, 0, 0));
+            RANK_OK(rmx_win_unlock(win, 0));
+        }
+        usleep(100 * 1000);
+        die_now();
+    }
+    int rc;
+    while ((rc = rmx_sync_all(ctx)) == RMX_OK)
+        ;
+    RANK_RC(RMX_ERR_PEER, rc);
+    RANK_RC(RMX_ERR_PEER, rmx_peer_status(ctx, VICTIM));
+    int other = 1 - me;
+    RANK_OK(rmx_sync_images(ctx, &other, 1)); /* both know, then both contend */
+    for (int i = 0; i < LOCK_ROUNDS; i++) {
+        uint64_t v;
+        RANK_OK(rmx_win_lock(win, RMX_LOCK_EXCLUSIVE, 0, 0));
+        RANK_OK(rmx_get(win, &v, sizeof(v), 0, LOCK_COUNTER));
+        v++;
+        RANK_OK(rmx_put(win, &v, sizeof(v), 0, LOCK_COUNTER));
+        if (i % 10 == 0)
+            usleep(1000); /* hold it a while: the other survivor has to wait for it */
+        RANK_OK(rmx_win_unlock(win, 0));
+        RANK_OK(rmx_win_lock(win, RMX_LOCK_SHARED, 0, 0));
+        RANK_OK(rmx_get(win, &v, sizeof(v), 0, LOCK_COUNTER));
+        RANK_OK(rmx_win_unlock(win, 0));
+        int64_t one = 1, old;
+        RANK_OK(rmx_rmw(win, &one, 1, RMX_INT64, &old, 0, LOCK_COUNTER + 8,
+                        RMX_MODE_PASSIVE_EPOCH_IMPLICIT, RMX_OP_MAX));
+    }
+    RANK_OK(rmx_sync_images(ctx, &other, 1));
+    if (me == 0) {
+        uint64_t v;
+        memcpy(&v, base + LOCK_COUNTER, sizeof(v));
+        RANK_ASSERT(v == 2 * LOCK_ROUNDS, "counter %llu after %d locked increments",
+                    (unsigned long long)v, 2 * LOCK_ROUNDS);
+    }
+    rmx_stats_t st;
+    RANK_OK(rmx_stats(ctx, &st));
+    fprintf(stderr, "peer_failure/locks_among_survivors: rank %d: %llu lock retries\n", me,
+            (unsigned long long)st.lock_retries);
+    RANK_ASSERT(st.lock_retries > 0, "the lock was never contended");
+    RANK_OK(rmx_sync_images(ctx, &other, 1));
+    RANK_RC(RMX_ERR_PEER, rmx_win_free(&win));
+    rc = rmx_finalize(ctx);
+    RANK_ASSERT(rc == RMX_OK || rc == RMX_ERR_PEER, "finalize: %s", rmx_strerror(rc));
+    return 0;
+}
+
+Test(peer, locks_among_survivors_after_an_uninvolved_death_shm, .timeout = RMX_T(40))
+{
+    static const int tcp = 0;
+    run_job_with_a_victim("locks_among_survivors_shm", rank_locks_among_survivors, (void *)&tcp,
+                          0, RMX_ERR_PEER);
+}
+
+Test(peer, locks_among_survivors_after_an_uninvolved_death_tcp, .timeout = RMX_T(40))
+{
+    static const int tcp = 1;
+    run_job_with_a_victim("locks_among_survivors_tcp", rank_locks_among_survivors, (void *)&tcp,
+                          0, RMX_ERR_PEER);
 }
