@@ -204,7 +204,12 @@ int rmx_init(const rmx_config_t *cfg, rmx_ctx_t **ctx);
  * as Fortran's normal termination: the rank first tells every other rank it has stopped, then
  * waits until all ranks have called rmx_finalize (its windows stay reachable meanwhile).  A rank
  * waiting in rmx_sync_all, or in rmx_sync_images naming a stopped rank, gets RMX_ERR_STOPPED
- * instead of being matched by the finalize. */
+ * instead of being matched by the finalize.  The ranks wait for each other over UCX only, never
+ * through the bootstrap (a PMIx fence or an embedding runtime's barrier would wait for a dead
+ * rank for ever): after a rank failed, every survivor's rmx_finalize returns within about
+ * peer_timeout_s (RMX_ERR_PEER; RMX_ERR_STOPPED; RMX_ERR_TIMEOUT when a live rank did not
+ * reach the end of its own finalize within peer_timeout_s), and the context is released in
+ * every case. */
 int rmx_finalize(rmx_ctx_t *ctx);
 /* RMX_OK while `rank` runs, RMX_ERR_STOPPED once it has begun rmx_finalize, RMX_ERR_PEER once it
  * has failed (Fortran IMAGE_STATUS); RMX_ERR_RANK / RMX_ERR_CTX for bad arguments. */

@@ -301,7 +301,8 @@ static int start_progress(rmx_ctx_t *ctx)
  * that failed before here fails every rank's init instead of leaving them waiting for it. */
 static int create_control_block(rmx_ctx_t *ctx, int local_rc)
 {
-    ctx->ctrl_len = sizeof(rmx_ctrl_t) + 2 * (size_t)ctx->size * sizeof(uint64_t);
+    ctx->ctrl_len = sizeof(rmx_ctrl_t) +
+                    RMX_CTRL_WORDS_PER_RANK * (size_t)ctx->size * sizeof(uint64_t);
     void *addr;
     int rc = local_rc;
     if (rc == RMX_OK && (rc = rmx_ucx_mem_map(&ctx->ucx, NULL, ctx->ctrl_len, &ctx->ctrl_memh,
@@ -332,17 +333,14 @@ static void flush_live_peers(rmx_ctx_t *ctx)
     free(eps);
 }
 
-/* Tear down whatever init got to; safe on a partly built context. */
-static void release_context(rmx_ctx_t *ctx, int boot_open)
+/* Tear down whatever init got to; safe on a partly built context.  finalizing: every rank is in
+ * rmx_finalize (the control block exists), else init failed on every rank (it agrees).  Returns
+ * RMX_ERR_TIMEOUT when a rank did not come to the end of finalize in time. */
+static int release_context(rmx_ctx_t *ctx, int boot_open, int finalizing)
 {
+    int rc = RMX_OK;
     if (ctx->tracker != NULL)
         rmx_tracker_destroy(ctx);
-    if (ctx->ctrl_remote != NULL)
-        rmx_remote_release(ctx, ctx->ctrl_remote);
-    free(ctx->ctrl_remote);
-    free(ctx->images_sent);
-    ctx->ctrl_remote = NULL;
-    ctx->images_sent = NULL;
     if (ctx->peers != NULL) {
         /* Every request of ours must be answered before our endpoints go.  Where UCX emulates
          * RMA and atomics in software (tcp), the target answers each request (a completion, a
@@ -351,17 +349,27 @@ static void release_context(rmx_ctx_t *ctx, int boot_open)
          * requester has closed or exited.  Sync notifications complete at the origin at once,
          * and a sync that failed on a dead rank returns with some still unanswered. */
         flush_live_peers(ctx);
-        /* Then force-close: a graceful close over tcp would wait for a peer that already sits
-         * in the bootstrap barrier below, not progressing its worker. */
-        for (int r = 0; r < ctx->size; r++) {
-            if (ctx->peers[r].ep != NULL)
-                rmx_ucx_ep_close(&ctx->ucx, ctx->peers[r].ep, 0);
-            if (ctx->peers[r].dead_ep != NULL)
-                rmx_ucx_ep_close(&ctx->ucx, ctx->peers[r].dead_ep, 0);
-        }
-        /* Nobody may destroy its worker while a peer still flushes its endpoint to it. */
-        if (boot_open)
+        /* Nobody may destroy its worker while a peer still flushes its endpoint to it.  At
+         * finalize the ranks wait for each other over UCP, never through the bootstrap: its
+         * collectives (a PMIx fence, an embedding runtime's barrier) wait for ever for a rank
+         * that died, and under mpirun's recovery the survivors did. */
+        if (finalizing && ctx->ctrl_remote != NULL)
+            rc = rmx_close_barrier(ctx);
+        else if (boot_open)
             (void)ctx->boot.barrier(&ctx->boot);
+    }
+    if (ctx->ctrl_remote != NULL)
+        rmx_remote_release(ctx, ctx->ctrl_remote);
+    free(ctx->ctrl_remote);
+    free(ctx->images_sent);
+    ctx->ctrl_remote = NULL;
+    ctx->images_sent = NULL;
+    /* Force-close: a graceful close over tcp would wait for a peer that may be gone already. */
+    for (int r = 0; ctx->peers != NULL && r < ctx->size; r++) {
+        if (ctx->peers[r].ep != NULL)
+            rmx_ucx_ep_close(&ctx->ucx, ctx->peers[r].ep, 0);
+        if (ctx->peers[r].dead_ep != NULL)
+            rmx_ucx_ep_close(&ctx->ucx, ctx->peers[r].dead_ep, 0);
     }
     /* Nobody serves a request any more: what survivors might still have reached (windows whose
      * collective free failed) and the control block can go now. */
@@ -384,6 +392,7 @@ static void release_context(rmx_ctx_t *ctx, int boot_open)
     ctx->topo_held = 0;
     if (boot_open)
         ctx->boot.fini(&ctx->boot);
+    return rc;
 }
 
 int rmx_init(const rmx_config_t *cfg, rmx_ctx_t **out)
@@ -430,7 +439,7 @@ int rmx_init(const rmx_config_t *cfg, rmx_ctx_t **out)
     if (ctx->peers != NULL) /* every rank got this far: the last step agrees for all */
         rc = create_control_block(ctx, rc);
     if (rc != RMX_OK) {
-        release_context(ctx, 1);
+        (void)release_context(ctx, 1, 0);
         free(ctx);
         return rc;
     }
@@ -454,7 +463,7 @@ int rmx_finalize(rmx_ctx_t *ctx)
         if (rc == RMX_OK)
             rc = rc2;
     }
-    release_context(ctx, 1);
+    int rc3 = release_context(ctx, 1, 1);
     rmx_bury(ctx, &ctx->magic);
-    return rc;
+    return rc != RMX_OK ? rc : rc3;
 }

@@ -48,9 +48,11 @@ typedef struct rmx_ctrl {
     uint64_t barrier[RMX_BARRIER_ROUNDS]; /* dissemination round k: notifications received   */
     uint64_t term[RMX_BARRIER_ROUNDS];    /* the same for finalize's termination barrier     */
     /* [0, size): images[r], sync_images notifications from rank r; [size, 2 size): stopped[r],
-     * nonzero once rank r has begun rmx_finalize (rmx_ctrl_stopped) */
+     * nonzero once rank r has begun rmx_finalize (rmx_ctrl_stopped); [2 size, 3 size):
+     * closing[r], nonzero once rank r is done with every request (rmx_close_barrier) */
     uint64_t images[];
 } rmx_ctrl_t;
+#define RMX_CTRL_WORDS_PER_RANK 3
 
 /* Byte offset of stopped[r] in a control block of `size` ranks: where a stopping rank writes. */
 static inline size_t rmx_ctrl_stopped_offset(int size, int r)
@@ -61,6 +63,11 @@ static inline size_t rmx_ctrl_stopped_offset(int size, int r)
 static inline volatile uint64_t *rmx_ctrl_stopped(rmx_ctrl_t *c, int size, int r)
 {
     return (volatile uint64_t *)((char *)c + rmx_ctrl_stopped_offset(size, r));
+}
+
+static inline size_t rmx_ctrl_closing_offset(int size, int r)
+{
+    return offsetof(rmx_ctrl_t, images) + (2 * (size_t)size + (size_t)r) * sizeof(uint64_t);
 }
 
 struct rmx_tracker; /* engine/tracker.c */
@@ -275,6 +282,9 @@ int rmx_tracker_forget_window(rmx_win_t *win);
 int rmx_barrier_ucp(rmx_ctx_t *ctx, int local_rc, int *any_failed);
 /* finalize: tell every rank this one stopped, then wait until all have (engine/sync.c). */
 int rmx_terminate(rmx_ctx_t *ctx);
+/* finalize's last step, once every request of this rank has been answered: wait until every rank
+ * believed alive is there too (or has failed), at most peer_timeout_s (RMX_ERR_TIMEOUT). */
+int rmx_close_barrier(rmx_ctx_t *ctx);
 /* Progress until *word >= value (word bumped by `peer`'s remote atomics); RMX_ERR_PEER if it
  * fails first, RMX_ERR_STOPPED if it begins rmx_finalize without having bumped it. */
 int rmx_wait_word_geq_from(rmx_ctx_t *ctx, volatile uint64_t *word, uint64_t value, int peer);

@@ -195,6 +195,47 @@ int rmx_terminate(rmx_ctx_t *ctx)
     return rc != RMX_OK ? rc : rc2;
 }
 
+int rmx_close_barrier(rmx_ctx_t *ctx)
+{
+    /* Every rank told, then every rank waited for: not a dissemination barrier, whose chains a
+     * failed rank would break.  A failed rank is neither told nor waited for; one that fails
+     * meanwhile ends the wait for it (keepalive); one that never comes ends it at the deadline. */
+    int *told = malloc((size_t)ctx->size * sizeof(*told));
+    int ntold = 0;
+    size_t mine = rmx_ctrl_closing_offset(ctx->size, ctx->rank);
+    for (int r = 0; r < ctx->size; r++)
+        if (r != ctx->rank && !ctx->peers[r].failed && rmx_ep(ctx, r) != NULL &&
+            notify_value(ctx, r, mine, 1) == RMX_OK && told != NULL)
+            told[ntold++] = r;
+    /* Once: a rank that saw our word may close before it answers the flush (no harm). */
+    if (ntold > 0 && told != NULL) {
+        ucp_ep_h *eps = malloc((size_t)ntold * sizeof(*eps));
+        for (int i = 0; eps != NULL && i < ntold; i++)
+            eps[i] = rmx_ep(ctx, told[i]);
+        if (eps != NULL)
+            (void)rmx_ucx_flush_eps(&ctx->ucx, eps, ntold);
+        free(eps);
+    }
+    free(told);
+    double deadline = rmx_now_s() + ctx->cfg.peer_timeout_s;
+    for (int r = 0; r < ctx->size; r++) {
+        volatile uint64_t *word =
+            (volatile uint64_t *)((char *)ctx->ctrl + rmx_ctrl_closing_offset(ctx->size, r));
+        unsigned idle = 0;
+        while (r != ctx->rank && !ctx->peers[r].failed &&
+               __atomic_load_n(word, __ATOMIC_ACQUIRE) == 0) {
+            if (rmx_ucx_progress(&ctx->ucx) != 0)
+                continue;
+            if ((++idle & 255) == 0) {
+                if (rmx_now_s() > deadline)
+                    return RMX_ERR_TIMEOUT;
+                sched_yield();
+            }
+        }
+    }
+    return RMX_OK;
+}
+
 int rmx_peer_status(rmx_ctx_t *ctx, int rank)
 {
     int rc = rmx_ctx_check(ctx);

@@ -10,6 +10,8 @@
  */
 #include <sys/wait.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include "harness.h"
 
@@ -255,6 +257,17 @@ static void survivors_still_work(rmx_ctx_t *ctx, rmx_win_t *win, unsigned char *
     RANK_OK(rmx_sync_memory(ctx));
 }
 
+/* A survivor's rmx_finalize returns within peer_timeout_s + 2 s, with a documented code. */
+static void finalize_in_time(rmx_ctx_t *ctx)
+{
+    double t0 = now_s();
+    int rc = rmx_finalize(ctx);
+    double took = now_s() - t0;
+    RANK_ASSERT(rc == RMX_OK || rc == RMX_ERR_PEER || rc == RMX_ERR_STOPPED ||
+                rc == RMX_ERR_TIMEOUT, "finalize: %s", rmx_strerror(rc));
+    RANK_ASSERT(took <= PEER_TIMEOUT_S + 2, "finalize took %.2f s", took);
+}
+
 /* Every rank: a context (over tcp if asked), a window of `bytes`, and a sync_all. */
 static rmx_ctx_t *open_rank(const rmx_config_t *cfg, int tcp, size_t bytes, unsigned char **base,
                             rmx_win_t **win)
@@ -326,8 +339,7 @@ static int rank_peer_dies(const rmx_config_t *cfg, void *arg)
     RANK_OK(rmx_sync_images(ctx, &other, 1));
     RANK_RC(RMX_ERR_PEER, rmx_win_free(&win)); /* collective: needs the victim */
     RANK_ASSERT(win == NULL);
-    rc = rmx_finalize(ctx);
-    RANK_ASSERT(rc == RMX_OK || rc == RMX_ERR_PEER, "finalize: %s", rmx_strerror(rc));
+    finalize_in_time(ctx);
     RANK_RC(RMX_ERR_CTX, rmx_rank(ctx)); /* and the context is gone either way */
     return 0;
 }
@@ -537,8 +549,7 @@ static int rank_locks_among_survivors(const rmx_config_t *cfg, void *arg)
     RANK_ASSERT(st.lock_retries > 0, "the lock was never contended");
     RANK_OK(rmx_sync_images(ctx, &other, 1));
     RANK_RC(RMX_ERR_PEER, rmx_win_free(&win));
-    rc = rmx_finalize(ctx);
-    RANK_ASSERT(rc == RMX_OK || rc == RMX_ERR_PEER, "finalize: %s", rmx_strerror(rc));
+    finalize_in_time(ctx);
     return 0;
 }
 
@@ -554,4 +565,72 @@ Test(peer, locks_among_survivors_after_an_uninvolved_death_tcp, .timeout = RMX_T
     static const int tcp = 1;
     run_job_with_a_victim("locks_among_survivors_tcp", rank_locks_among_survivors, (void *)&tcp,
                           0, RMX_ERR_PEER);
+}
+
+/*
+ * An embedding runtime's barrier does not know that a rank died (MPI's would wait for it, or
+ * abort the job): a survivor's rmx_finalize must not call it once a rank has failed.  Here the
+ * runtime is a barrier on a shared page that waits for every rank for ever.  Before, finalize
+ * ended in the bootstrap's barrier and the survivors hung there (under mpirun with recovery,
+ * PMIx's fence did the same).
+ */
+typedef struct {
+    _Atomic unsigned arrived, generation;
+} stubborn_t;
+static stubborn_t *stubborn;
+
+static int stubborn_barrier(void *coll_ctx)
+{
+    (void)coll_ctx;
+    unsigned gen = atomic_load(&stubborn->generation);
+    if (atomic_fetch_add(&stubborn->arrived, 1) + 1 == NRANKS) {
+        atomic_store(&stubborn->arrived, 0);
+        atomic_fetch_add(&stubborn->generation, 1);
+        return 0;
+    }
+    while (atomic_load(&stubborn->generation) == gen)
+        sched_yield();
+    return 0;
+}
+
+static int rank_survivors_finalize(const rmx_config_t *base_cfg, void *arg)
+{
+    const int *tcp = arg;
+    rmx_config_t cfg = *base_cfg;
+    cfg.oob.barrier = stubborn_barrier;
+    unsigned char *base;
+    rmx_win_t *win;
+    rmx_ctx_t *ctx = open_rank(&cfg, *tcp, WIN_BYTES, &base, &win);
+    if (rmx_rank(ctx) == VICTIM) {
+        usleep(100 * 1000);
+        die_now();
+    }
+    int rc;
+    while ((rc = rmx_sync_all(ctx)) == RMX_OK)
+        ;
+    RANK_ASSERT(rc == RMX_ERR_PEER || rc == RMX_ERR_STOPPED, "sync_all: %s", rmx_strerror(rc));
+    finalize_in_time(ctx);
+    return 0;
+}
+
+static void survivors_finalize(int tcp)
+{
+    stubborn = mmap(NULL, sizeof(*stubborn), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                    -1, 0);
+    cr_assert(stubborn != MAP_FAILED);
+    atomic_init(&stubborn->arrived, 0);
+    atomic_init(&stubborn->generation, 0);
+    run_job_with_a_victim(tcp ? "survivors_finalize_tcp" : "survivors_finalize_shm",
+                          rank_survivors_finalize, &tcp, 0, RMX_ERR_PEER);
+    munmap(stubborn, sizeof(*stubborn));
+}
+
+Test(peer, survivors_finalize_past_a_runtime_barrier_that_waits_shm, .timeout = RMX_T(30))
+{
+    survivors_finalize(0);
+}
+
+Test(peer, survivors_finalize_past_a_runtime_barrier_that_waits_tcp, .timeout = RMX_T(30))
+{
+    survivors_finalize(1);
 }
