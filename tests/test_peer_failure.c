@@ -32,6 +32,7 @@ typedef enum {
     DIE_AFTER_WIN_ALLOCATE, /* take part in one more window's creation, then die            */
     DIE_HOLDING_LOCK,   /* take rank 0's lock exclusively, then die without unlocking       */
     DIE_KILLED_BUSY,    /* issue requests to both survivors in a loop until rank 0 kills it */
+    DIE_KILLED_PUTTING, /* stream puts (many in flight) to both survivors until killed      */
 } death_kind_t;
 
 typedef struct scenario {
@@ -301,6 +302,20 @@ static int rank_peer_dies(const rmx_config_t *cfg, void *arg)
                 note->victim_rounds++;
             }
         }
+        else if (sc->death == DIE_KILLED_PUTTING) {
+            /* Puts complete at the origin at once: hundreds are in flight, each one an
+             * acknowledgement (over tcp) the survivor sends back to a rank about to vanish. */
+            note->victim_pid = getpid();
+            unsigned char buf[1024];
+            memset(buf, 0x33, sizeof(buf));
+            for (unsigned i = 0;; i++) {
+                (void)rmx_put(win, buf, 8 + (i % 4) * 300, (int)(i & 1), (i * 1040) % (WIN_BYTES * 32));
+                if ((i & 1023) == 1023) {
+                    (void)rmx_sync_memory(ctx);
+                    note->victim_rounds++;
+                }
+            }
+        }
         else if (sc->death == DIE_HOLDING_LOCK) {
             RANK_OK(rmx_win_lock(win, RMX_LOCK_EXCLUSIVE, 0, 0));
             usleep(300 * 1000);
@@ -316,7 +331,7 @@ static int rank_peer_dies(const rmx_config_t *cfg, void *arg)
             me, rmx_strerror(rc), latency);
     RANK_RC(RMX_ERR_PEER, rc);
     RANK_ASSERT(latency >= 0, "an error before the victim died");
-    if (sc->death == DIE_KILLED_BUSY)
+    if (sc->death == DIE_KILLED_BUSY || sc->death == DIE_KILLED_PUTTING)
         RANK_ASSERT(note->victim_rounds > 10, "the victim was not busy: %ld request rounds",
                     note->victim_rounds);
 
@@ -393,7 +408,8 @@ static void run_scenario(const scenario_t *sc)
     const char *wm = getenv("RMX_WIN_MEMORY");
     if (wm != NULL && strcmp(wm, "user") == 0 && strcmp(sc->name, "dies_during_put_subs_shm") == 0)
         cr_skip_test("UCX 1.13 adaptive-progress stall after a peer death (rmx.h, Peer failure)");
-    run_job_with_a_victim(sc->name, rank_peer_dies, (void *)sc, sc->death == DIE_KILLED_BUSY,
+    run_job_with_a_victim(sc->name, rank_peer_dies, (void *)sc,
+                          sc->death == DIE_KILLED_BUSY || sc->death == DIE_KILLED_PUTTING,
                           RMX_ERR_PEER);
 }
 
@@ -426,6 +442,8 @@ SCENARIO(dies_during_large_gets_tcp, keep_getting_large, DIE_IDLE, 1)
 SCENARIO(dies_between_sync_alls_tcp, keep_syncing, DIE_IN_SYNC_LOOP, 1)
 SCENARIO(killed_while_it_sends_requests_shm, keep_syncing, DIE_KILLED_BUSY, 0)
 SCENARIO(killed_while_it_sends_requests_tcp, keep_syncing, DIE_KILLED_BUSY, 1)
+SCENARIO(killed_while_it_streams_puts_shm, keep_syncing, DIE_KILLED_PUTTING, 0)
+SCENARIO(killed_while_it_streams_puts_tcp, keep_syncing, DIE_KILLED_PUTTING, 1)
 
 /*
  * After a failure, one survivor finalizes while the other is busy and does not progress.  Its
