@@ -94,6 +94,8 @@ static void on_peer_error(void *arg, ucp_ep_h ep, ucs_status_t status)
     rmx_peer_t *p = arg;
     p->failed = 1;
     p->ctx->unreaped = 1;
+    if (p->am != NULL)
+        rmx_am_peer_failed(p->am); /* its requests' answers will never come */
 }
 
 /* A word of an environment variable among `words` (indexes = values first..); unset: dflt. */
@@ -162,7 +164,9 @@ static int open_bootstrap(rmx_ctx_t *ctx)
 }
 
 /* Endpoints from this rank's worker to every peer's service worker (where the progress agent
- * serves them), and to its own worker for itself (UCX's self transport: in place). */
+ * serves them), and to its own worker for itself (UCX's self transport: in place).  Peers that
+ * UCX would serve RMA to in software (tcp) are reached over rmx's active messages instead
+ * (transports/am_rma.c: where UCX's own emulation aborts a survivor that answers a dead rank). */
 static int connect_peers(rmx_ctx_t *ctx)
 {
     void *addr, *own;
@@ -188,6 +192,8 @@ static int connect_peers(rmx_ctx_t *ctx)
         ctx->peers[r].ctx = ctx;
         rc = rmx_ucx_ep_create(&ctx->ucx, peer_addr, on_peer_error, &ctx->peers[r],
                                &ctx->peers[r].ep);
+        if (rc == RMX_OK && r != ctx->rank)
+            rc = rmx_am_route(&ctx->ucx, ctx->peers[r].ep, &ctx->peers[r].am);
     }
     rmx_ucx_worker_address_release(&ctx->ucx, 1, own);
     free(all);
@@ -236,15 +242,15 @@ static int create_control_block(rmx_ctx_t *ctx)
 
 static void flush_live_peers(rmx_ctx_t *ctx)
 {
-    ucp_ep_h *eps = calloc((size_t)ctx->size, sizeof(*eps));
-    if (eps == NULL)
+    rmx_ucx_dest_t *dests = calloc((size_t)ctx->size, sizeof(*dests));
+    if (dests == NULL)
         return;
     int n = 0;
     for (int r = 0; r < ctx->size; r++)
         if (ctx->peers[r].ep != NULL && !ctx->peers[r].failed)
-            eps[n++] = ctx->peers[r].ep;
-    (void)rmx_ucx_flush_eps(&ctx->ucx, eps, n); /* a peer failing meanwhile is no news here */
-    free(eps);
+            dests[n++] = rmx_dest(ctx, r);
+    (void)rmx_ucx_flush_eps(&ctx->ucx, dests, n); /* a peer failing meanwhile is no news here */
+    free(dests);
 }
 
 /* Tear down whatever init got to; safe on a partly built context. */

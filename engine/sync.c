@@ -89,9 +89,9 @@ static int notify_complete(rmx_ctx_t *ctx, const int *targets, int n)
 {
     /* Not counted in stats.flushes_ep, which counts the tracker's completions of data.  A
      * barrier round notifies one rank: no allocation for a few. */
-    ucp_ep_h few[8];
-    ucp_ep_h *eps = n <= 8 ? few : malloc((size_t)n * sizeof(*eps));
-    if (eps == NULL)
+    rmx_ucx_dest_t few[8];
+    rmx_ucx_dest_t *dests = n <= 8 ? few : malloc((size_t)n * sizeof(*dests));
+    if (dests == NULL)
         return RMX_ERR_NOMEM;
     int rc;
     /* Like every wait on another rank, no deadline: without the agent (RMX_PROGRESS=none) a
@@ -103,13 +103,13 @@ static int notify_complete(rmx_ctx_t *ctx, const int *targets, int n)
             int t = targets[i];
             if (rmx_ep(ctx, t) != NULL && !ctx->peers[t].failed && /* failed: its wait says so */
                 ctx->ctrl_remote[t].ptr == NULL)                   /* in place: applied */
-                eps[k++] = rmx_ep(ctx, t);
+                dests[k++] = rmx_dest(ctx, t);
         }
-        rc = k == 0 ? RMX_OK : k == 1 ? rmx_ucx_flush_ep(&ctx->ucx, eps[0])
-                                      : rmx_ucx_flush_eps(&ctx->ucx, eps, k);
+        rc = k == 0 ? RMX_OK : k == 1 ? rmx_ucx_flush_ep(&ctx->ucx, dests[0].ep, dests[0].am)
+                                      : rmx_ucx_flush_eps(&ctx->ucx, dests, k);
     } while (rc == RMX_ERR_TIMEOUT);
-    if (eps != few)
-        free(eps);
+    if (dests != few)
+        free(dests);
     return rc;
 }
 
