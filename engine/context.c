@@ -95,7 +95,7 @@ static void on_peer_error(void *arg, ucp_ep_h ep, ucs_status_t status)
     p->failed = 1;
     p->ctx->unreaped = 1;
     if (p->am != NULL)
-        rmx_am_peer_failed(p->am); /* its requests' answers will never come */
+        rmx_am_peer_failed(&p->ctx->ucx, p->am); /* its answers will never come */
 }
 
 /* A word of an environment variable among `words` (indexes = values first..); unset: dflt. */
@@ -184,8 +184,7 @@ static int connect_peers(rmx_ctx_t *ctx)
         return rc;
     }
     ctx->peers = calloc((size_t)ctx->size, sizeof(*ctx->peers));
-    if (ctx->peers == NULL)
-        rc = RMX_ERR_NOMEM;
+    rc = ctx->peers == NULL ? RMX_ERR_NOMEM : rmx_am_join(&ctx->ucx, ctx->rank, ctx->size);
     for (int r = 0; r < ctx->size && rc == RMX_OK; r++) {
         size_t plen;
         const void *peer_addr = r == ctx->rank ? own : rmx_exchange_blob(all, stride, r, &plen);
@@ -193,7 +192,7 @@ static int connect_peers(rmx_ctx_t *ctx)
         rc = rmx_ucx_ep_create(&ctx->ucx, peer_addr, on_peer_error, &ctx->peers[r],
                                &ctx->peers[r].ep);
         if (rc == RMX_OK && r != ctx->rank)
-            rc = rmx_am_route(&ctx->ucx, ctx->peers[r].ep, &ctx->peers[r].am);
+            rc = rmx_am_route(&ctx->ucx, ctx->peers[r].ep, r, &ctx->peers[r].am);
     }
     rmx_ucx_worker_address_release(&ctx->ucx, 1, own);
     free(all);

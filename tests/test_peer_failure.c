@@ -21,7 +21,7 @@
 typedef struct {
     volatile double died_at; /* CLOCK_MONOTONIC seconds, set by the victim just before dying */
     volatile pid_t victim_pid;
-    volatile long victim_rounds; /* DIE_KILLED_BUSY: request rounds the victim completed */
+    volatile long victim_rounds; /* DIE_KILLED_*: request rounds the victim completed */
 } death_note_t;
 
 static death_note_t *note;
@@ -31,8 +31,10 @@ typedef enum {
     DIE_IN_SYNC_LOOP,   /* take part in 20 sync_alls, then die: survivors are inside one    */
     DIE_AFTER_WIN_ALLOCATE, /* take part in one more window's creation, then die            */
     DIE_HOLDING_LOCK,   /* take rank 0's lock exclusively, then die without unlocking       */
+    /* killed by another process while busy (these stay last: `death >= DIE_KILLED_BUSY`) */
     DIE_KILLED_BUSY,    /* issue requests to both survivors in a loop until rank 0 kills it */
     DIE_KILLED_PUTTING, /* stream puts (many in flight) to both survivors until killed      */
+    DIE_KILLED_FETCHING, /* stream gets (many answers in flight) and fetching atomics       */
 } death_kind_t;
 
 typedef struct scenario {
@@ -316,6 +318,33 @@ static int rank_peer_dies(const rmx_config_t *cfg, void *arg)
                 }
             }
         }
+        else if (sc->death == DIE_KILLED_FETCHING) {
+            /* Answers in flight from both survivors when it dies: a get of several answer
+             * chunks, a section get of 64 runs (64 gets in flight), fetching atomics (native
+             * ones and a CSWAP loop). */
+            note->victim_pid = getpid();
+            unsigned char *buf = malloc(WIN_BYTES * 32);
+            RANK_ASSERT(buf != NULL);
+            rmx_sub_t local = {.elem_size = 8, .rank = 1, .order = RMX_ORDER_C};
+            local.dim[0] = (rmx_sub_dim_t){.extent = 64, .first = 0, .count = 64, .stride = 1};
+            rmx_sub_t column = {.elem_size = 8, .rank = 2, .order = RMX_ORDER_C};
+            column.dim[0] = (rmx_sub_dim_t){.extent = 64, .first = 0, .count = 64, .stride = 1};
+            column.dim[1] = (rmx_sub_dim_t){.extent = 16, .first = 3, .count = 1, .stride = 1};
+            const int nc = RMX_MODE_NOCHECK;
+            for (unsigned i = 0;; i++) {
+                int t = (int)(i & 1);
+                uint64_t one = 1, old, zero = 0;
+                int64_t v = i, was;
+                (void)rmx_get(win, buf, WIN_BYTES * 32, t, 0);
+                (void)rmx_get_sub(win, buf, &local, t, 0, &column);
+                (void)rmx_rmw(win, &one, 1, RMX_UINT64, &old, t, 512, nc, RMX_OP_SUM);
+                (void)rmx_rmw(win, &v, 1, RMX_INT64, &was, t, 520, nc, RMX_OP_SWAP);
+                (void)rmx_rmw2(win, &zero, 1, RMX_UINT64, &one, &old, t, 536, nc,
+                               RMX_OP2_COMP_SWAP);
+                (void)rmx_rmw(win, &v, 1, RMX_INT64, &was, t, 544, nc, RMX_OP_MAX);
+                note->victim_rounds++;
+            }
+        }
         else if (sc->death == DIE_HOLDING_LOCK) {
             RANK_OK(rmx_win_lock(win, RMX_LOCK_EXCLUSIVE, 0, 0));
             usleep(300 * 1000);
@@ -331,7 +360,7 @@ static int rank_peer_dies(const rmx_config_t *cfg, void *arg)
             me, rmx_strerror(rc), latency);
     RANK_RC(RMX_ERR_PEER, rc);
     RANK_ASSERT(latency >= 0, "an error before the victim died");
-    if (sc->death == DIE_KILLED_BUSY || sc->death == DIE_KILLED_PUTTING)
+    if (sc->death >= DIE_KILLED_BUSY)
         RANK_ASSERT(note->victim_rounds > 10, "the victim was not busy: %ld request rounds",
                     note->victim_rounds);
 
@@ -347,7 +376,7 @@ static int rank_peer_dies(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-/* DIE_KILLED_BUSY: a process of its own kills the victim, so that both survivors are inside
+/* DIE_KILLED_*: a process of its own kills the victim, so that both survivors are inside
  * sync_all, answering its requests, when it dies.  A process, not a thread of the test process:
  * ranks forked while another thread holds a lock (ASan's allocator) would start with it held. */
 static void kill_the_busy_victim(void)
@@ -408,8 +437,7 @@ static void run_scenario(const scenario_t *sc)
     const char *wm = getenv("RMX_WIN_MEMORY");
     if (wm != NULL && strcmp(wm, "user") == 0 && strcmp(sc->name, "dies_during_put_subs_shm") == 0)
         cr_skip_test("UCX 1.13 adaptive-progress stall after a peer death (rmx.h, Peer failure)");
-    run_job_with_a_victim(sc->name, rank_peer_dies, (void *)sc,
-                          sc->death == DIE_KILLED_BUSY || sc->death == DIE_KILLED_PUTTING,
+    run_job_with_a_victim(sc->name, rank_peer_dies, (void *)sc, sc->death >= DIE_KILLED_BUSY,
                           RMX_ERR_PEER);
 }
 
@@ -444,6 +472,8 @@ SCENARIO(killed_while_it_sends_requests_shm, keep_syncing, DIE_KILLED_BUSY, 0)
 SCENARIO(killed_while_it_sends_requests_tcp, keep_syncing, DIE_KILLED_BUSY, 1)
 SCENARIO(killed_while_it_streams_puts_shm, keep_syncing, DIE_KILLED_PUTTING, 0)
 SCENARIO(killed_while_it_streams_puts_tcp, keep_syncing, DIE_KILLED_PUTTING, 1)
+SCENARIO(killed_while_it_streams_gets_and_atomics_shm, keep_syncing, DIE_KILLED_FETCHING, 0)
+SCENARIO(killed_while_it_streams_gets_and_atomics_tcp, keep_syncing, DIE_KILLED_FETCHING, 1)
 
 /*
  * After a failure, one survivor finalizes while the other is busy and does not progress.  Its

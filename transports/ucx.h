@@ -123,10 +123,13 @@ void rmx_ucx_purge(rmx_ucx_t *u, ucp_ep_h ep, ucs_status_ptr_t *reqs, int n);
 /* Its handlers on both workers (rmx_ucx_open), and their state freed (rmx_ucx_close). */
 int rmx_am_open(rmx_ucx_t *u);
 void rmx_am_close(rmx_ucx_t *u);
-/* The route to the peer behind ep (not this rank's own): *am NULL where UCP RMA serves it. */
-int rmx_am_route(rmx_ucx_t *u, ucp_ep_h ep, rmx_am_peer_t **am);
-/* The peer failed (its endpoint's error callback): waits on it end with RMX_ERR_PEER. */
-void rmx_am_peer_failed(rmx_am_peer_t *am);
+/* This rank's place in the job, before any route. */
+int rmx_am_join(rmx_ucx_t *u, int rank, int size);
+/* The route to rank's endpoint ep (not this rank's own): *am NULL where UCP RMA serves it. */
+int rmx_am_route(rmx_ucx_t *u, ucp_ep_h ep, int rank, rmx_am_peer_t **am);
+/* The peer failed (its endpoint's error callback): waits on it end with RMX_ERR_PEER, and what
+ * it sent that has not been applied yet never will be. */
+void rmx_am_peer_failed(rmx_ucx_t *u, rmx_am_peer_t *am);
 /* The data path, with rmx_ucx_put/get/amo/flush's contracts; reached through them. */
 int rmx_am_put(rmx_ucx_t *u, rmx_am_peer_t *am, const void *src, size_t len, uint64_t raddr);
 int rmx_am_get(rmx_ucx_t *u, rmx_am_peer_t *am, void *dst, size_t len, uint64_t raddr);
