@@ -250,7 +250,8 @@ static void survivors_still_work(rmx_ctx_t *ctx, rmx_win_t *win, unsigned char *
     RANK_OK(rmx_put(win, out, sizeof(out), other, 1024));
     RANK_OK(rmx_sync_images(ctx, &other, 1));
     size_t bad = check_pattern(base + 1024, sizeof(out), other, 7);
-    RANK_ASSERT(bad == sizeof(out), "byte %zu from rank %d wrong after the failure", bad, other);
+    RANK_ASSERT(bad == sizeof(out), "byte %zu from rank %d wrong after the failure: %#x", bad,
+                other, base[1024 + bad]);
     RANK_OK(rmx_get(win, in, sizeof(in), other, 1024));
     bad = check_pattern(in, sizeof(in), me, 7);
     RANK_ASSERT(bad == sizeof(in), "get: byte %zu wrong after the failure", bad);

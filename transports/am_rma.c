@@ -53,7 +53,7 @@
 #include "ucx.h"
 
 /* Active-message ids: requests on the service worker, answers on the owner's. */
-enum { AM_PUT = 1, AM_AMO, AM_GET, AM_FLUSH, AM_REPLY };
+enum { AM_PUT = 1, AM_AMO, AM_GET, AM_FLUSH, AM_DEAD, AM_REPLY };
 
 /* Puts and get answers go in messages of at most this many bytes of data: no message is large
  * enough for UCP to want rendezvous were it allowed, and a huge transfer never needs one huge
@@ -69,6 +69,7 @@ enum { AM_PUT = 1, AM_AMO, AM_GET, AM_FLUSH, AM_REPLY };
 typedef struct { uint64_t raddr; uint32_t origin; } put_req_t;
 typedef struct { uint64_t token, raddr, len; uint32_t origin; } get_req_t;
 typedef struct { uint64_t token; uint32_t origin; } flush_req_t;
+typedef struct { uint32_t origin, rank; } dead_req_t; /* "rank has failed" */
 typedef struct {
     uint64_t raddr;
     uint64_t operand;   /* CSWAP: the comparand */
@@ -87,6 +88,8 @@ struct rmx_am_peer {
     ucp_ep_h ep;        /* NULL once force-closed (a put timed out) */
     int rank;
     int failed;         /* its endpoint's error callback ran (rmx_am_peer_failed) */
+    int announced;      /* the other peers have been told (rmx_am_announce) */
+    dead_req_t notice;  /* what they are told: UCP reads it until those sends end */
     uint64_t writes;    /* puts and non-fetching atomics handed to UCP */
     uint64_t applied;   /* of those, known applied at the target (answered flushes) */
 };
@@ -116,6 +119,7 @@ struct rmx_am {
     /* [size]: the ranks this one knows to have failed.  Written by the owner (their endpoints'
      * error callbacks), read by whoever serves the service worker (the agent). */
     int *dead;
+    int unannounced;        /* failures the other peers have not been told of yet */
     am_op_t **ops;          /* by slot; NULL: allocated at next use (its op was abandoned) */
     uint32_t *free_slots;
     uint32_t nops, nfree, cap;
@@ -267,15 +271,39 @@ void rmx_am_abandon(rmx_ucx_t *u, uint64_t token)
 
 /* ---------------------------------------------------------------- the requester's side */
 
+static int reachable(const rmx_am_peer_t *p)
+{
+    return p->ep != NULL && !p->failed;
+}
+
 void rmx_am_peer_failed(rmx_ucx_t *u, rmx_am_peer_t *am)
 {
     am->failed = 1;
     __atomic_store_n(&u->am->dead[am->rank], 1, __ATOMIC_RELEASE);
+    u->am->unannounced = 1;
 }
 
-static int reachable(const rmx_am_peer_t *p)
+void rmx_am_announce(rmx_ucx_t *u)
 {
-    return p->ep != NULL && !p->failed;
+    struct rmx_am *am = u->am;
+    if (!am->unannounced)
+        return;
+    am->unannounced = 0;
+    for (int f = 0; f < am->npeers; f++) {
+        rmx_am_peer_t *gone = am->peers[f];
+        if (!gone->failed || gone->announced)
+            continue;
+        gone->announced = 1;
+        gone->notice = (dead_req_t){.origin = am->me, .rank = (uint32_t)gone->rank};
+        for (int i = 0; i < am->npeers; i++) {
+            if (!reachable(am->peers[i]))
+                continue;
+            ucs_status_ptr_t r = am_send(am->peers[i]->ep, AM_DEAD, &gone->notice,
+                                         sizeof(gone->notice), NULL, 0, 0);
+            if (r != NULL && !UCS_PTR_IS_ERR(r))
+                ucp_request_free(r); /* UCP releases it when sent; nobody waits for it */
+        }
+    }
 }
 
 /* Wait for the chunks of a put UCP still reads.  One that cannot leave this rank in timeout_s
@@ -538,9 +566,13 @@ static int well_formed(size_t hlen, size_t want, const ucp_am_recv_param_t *para
  * last requests may still be arriving long after it died: what its kernel had queued on the
  * socket is sent after the process is gone, and it may reach this rank after the survivors have
  * seen the failure and written the same bytes again (peer/killed_while_it_streams_puts_tcp,
- * 2 runs in 100 before this).  UCP's own put handler drops what comes from a failed endpoint
- * likewise; the owner's endpoint to that rank notices the failure well before the end of that
- * stream, which is what its own would wait for. */
+ * 2 runs in 100 before this; UCP's own put handler dropped what came from a failed endpoint,
+ * but its endpoint fails only at the end of that stream).  This rank knows of the failure once
+ * its own endpoint to the dead rank has failed, or once another rank has told it so: every rank
+ * tells every other before it sends them anything after learning of a failure
+ * (rmx_am_announce), and one endpoint's messages are handled in order, so whatever a survivor
+ * sends after the failure is applied after the last of the dead rank's (1 run in 100 with the
+ * first alone: the target's owner had not yet noticed). */
 static int dead_from(const rmx_ucx_t *u, uint32_t origin)
 {
     const struct rmx_am *am = u->am;
@@ -654,6 +686,22 @@ static ucs_status_t on_flush(void *arg, const void *header, size_t hlen, void *d
     return UCS_OK;
 }
 
+/* Another rank tells this one that `rank` has failed (rmx_am_announce). */
+static ucs_status_t on_dead(void *arg, const void *header, size_t hlen, void *data, size_t len,
+                            const ucp_am_recv_param_t *param)
+{
+    (void)data;
+    (void)len;
+    rmx_ucx_t *u = arg;
+    dead_req_t h;
+    if (!well_formed(hlen, sizeof(h), param))
+        return UCS_OK;
+    memcpy(&h, header, sizeof(h));
+    if (h.rank < (uint32_t)u->am->size)
+        __atomic_store_n(&u->am->dead[h.rank], 1, __ATOMIC_RELEASE);
+    return UCS_OK;
+}
+
 /* ---------------------------------------------------------------- set-up */
 
 static int set_handler(ucp_worker_h worker, unsigned id, ucp_am_recv_callback_t cb, void *arg)
@@ -681,6 +729,8 @@ int rmx_am_open(rmx_ucx_t *u)
         rc = set_handler(u->service, AM_GET, on_get, u);
     if (rc == RMX_OK)
         rc = set_handler(u->service, AM_FLUSH, on_flush, u);
+    if (rc == RMX_OK)
+        rc = set_handler(u->service, AM_DEAD, on_dead, u);
     if (rc == RMX_OK)
         rc = set_handler(u->worker, AM_REPLY, on_reply, u);
     return rc;
