@@ -320,11 +320,12 @@ static int rank_peer_dies(const rmx_config_t *cfg, void *arg)
             }
         }
         else if (sc->death == DIE_KILLED_FETCHING) {
-            /* Answers in flight from both survivors when it dies: a get of several answer
-             * chunks, a section get of 64 runs (64 gets in flight), fetching atomics (native
-             * ones and a CSWAP loop). */
+            /* Answers in flight from both survivors when it dies: a get of the whole window
+             * (with UCX's own emulation the survivor aborted in ucp_get_req_handler, 5 runs in
+             * 40), a section get of 64 runs (64 gets in flight), fetching atomics (native ones
+             * and a CSWAP loop). */
             note->victim_pid = getpid();
-            unsigned char *buf = malloc(WIN_BYTES * 32);
+            unsigned char *buf = malloc(WIN_BYTES * 64);
             RANK_ASSERT(buf != NULL);
             rmx_sub_t local = {.elem_size = 8, .rank = 1, .order = RMX_ORDER_C};
             local.dim[0] = (rmx_sub_dim_t){.extent = 64, .first = 0, .count = 64, .stride = 1};
@@ -336,7 +337,7 @@ static int rank_peer_dies(const rmx_config_t *cfg, void *arg)
                 int t = (int)(i & 1);
                 uint64_t one = 1, old, zero = 0;
                 int64_t v = i, was;
-                (void)rmx_get(win, buf, WIN_BYTES * 32, t, 0);
+                (void)rmx_get(win, buf, WIN_BYTES * 64, t, 0);
                 (void)rmx_get_sub(win, buf, &local, t, 0, &column);
                 (void)rmx_rmw(win, &one, 1, RMX_UINT64, &old, t, 512, nc, RMX_OP_SUM);
                 (void)rmx_rmw(win, &v, 1, RMX_INT64, &was, t, 520, nc, RMX_OP_SWAP);
