@@ -265,12 +265,14 @@ static void release_context(rmx_ctx_t *ctx, int boot_open)
     ctx->ctrl_remote = NULL;
     ctx->images_sent = NULL;
     if (ctx->peers != NULL) {
-        /* Every request of ours must be answered before our endpoints go.  Where UCX emulates
-         * RMA and atomics in software (tcp), the target answers each request (a completion, a
-         * fetched value), and UCX 1.13 aborts the *target* (ucp_request_try_send: "Fatal:
+        /* Every request of ours is answered before our endpoints go.  Where UCX serves RMA in
+         * software itself (atomics on registered memory over shared memory), the target answers
+         * each request, and UCX 1.13 aborts the *target* (ucp_request_try_send: "Fatal:
          * unexpected error: Endpoint timeout") when that answer cannot be sent because the
-         * requester has closed or exited.  Sync notifications complete at the origin at once,
-         * and a sync that failed on a dead rank returns with some still unanswered. */
+         * requester has closed or exited; over tcp rmx's own answers (transports/am_rma.c)
+         * would just fail, but its puts and notifications are applied at the target only once
+         * flushed.  Sync notifications complete at the origin at once, and a sync that failed
+         * on a dead rank returns with some still unanswered. */
         flush_live_peers(ctx);
         /* Then force-close: a graceful close over tcp would wait for a peer that already sits
          * in the bootstrap barrier below, not progressing its worker. */

@@ -480,12 +480,11 @@ SCENARIO(killed_while_it_streams_gets_and_atomics_tcp, keep_syncing, DIE_KILLED_
 /*
  * After a failure, one survivor finalizes while the other is busy and does not progress.  Its
  * failed syncs have sent notifications (remote atomics) to the busy one that nobody answered
- * yet.  Over tcp UCX emulates atomics in software, so the busy survivor answers them once it
- * progresses again, and UCX 1.13 aborts a process whose answer cannot be sent because the
- * requester has gone (ucp_request_try_send: "Fatal: unexpected error: Endpoint timeout").  So
- * finalize must not close its endpoints before every request of its own has been answered.
- * Before it waited, the busy survivor died here every time (and the tcp scenarios above, now and
- * then, when survivors reached finalize at different times).
+ * yet, and the busy survivor answers them once it progresses again.  When UCX emulated atomics
+ * over tcp, it aborted a process whose answer could not be sent because the requester had gone
+ * (ucp_request_try_send: "Fatal: unexpected error: Endpoint timeout"): the busy survivor died
+ * here every time until finalize waited for every answer before closing its endpoints.  rmx's
+ * own answers (transports/am_rma.c) just fail; finalize still waits for them.
  */
 static int rank_finalizes_while_a_survivor_is_busy(const rmx_config_t *cfg, void *arg)
 {

@@ -2,6 +2,8 @@
  * ucx.h — the only data path of rmx: UCP context/worker/endpoints, memory mapping, rkeys, and the
  * RMA / atomic / flush calls.  The calls on the hot path are static inline so that rmx_put compiles
  * down to the engine's checks plus ucp_put_nbx, with no indirection (the SOS transport pattern).
+ * Peers over tcp take one well-predicted branch away from UCP's RMA to rmx's active messages
+ * (am_rma.c: where UCX's own emulation of RMA aborts a survivor that answers a dead rank).
  *
  * Waiting: every blocking wait progresses the worker (over tcp, and for registered rather than
  * UCP-allocated memory, the peer's progress is what completes our operations) and gives up at a
@@ -27,9 +29,10 @@ typedef struct rmx_ucx {
     ucp_context_h service_context;  /* `service`, and every mapping peers reach (ucx.c) */
     /* Two workers, each of its own UCP context.  `worker` belongs to the owner thread and issues
      * every operation of this rank.  `service` is the worker peers' endpoints are connected to:
-     * where UCX serves their operations in software (tcp, atomics on registered memory), the
-     * request arrives there and is answered by whoever progresses it: the progress agent while
-     * it runs (transports/agent.c), else the owner thread inside its rmx calls. */
+     * where their operations are served in software (tcp: rmx's active messages, am_rma.c;
+     * atomics on registered memory: UCX), the request arrives there and is answered by whoever
+     * progresses it: the progress agent while it runs (transports/agent.c), else the owner
+     * thread inside its rmx calls.  Answers come back to `worker`. */
     ucp_worker_h worker;
     ucp_worker_h service;
     double timeout_s;   /* deadline for any single wait */
