@@ -21,7 +21,10 @@
  *                                     with the old value
  *   GET    {token, raddr, len}        answered with the bytes, in chunks of AM_CHUNK
  *   FLUSH  {token}                    answered at once: everything sent before it is applied
+ *   DEAD   {rank}                     the sender has seen `rank` fail (rmx_am_announce)
  *   REPLY  {token, offset} + bytes    to the requester
+ * Every request names its origin's rank: a target drops what comes from a rank it knows to have
+ * failed (dead_from).
  * A put needs no answer, so most of the traffic the old protocol answered (one completion per
  * put) is gone; a segment's end costs one FLUSH round trip per target, as UCP's ep flush did.
  * Every handler applies its request completely before it returns (memcpy, the atomic): nothing
@@ -64,8 +67,6 @@ enum { AM_PUT = 1, AM_AMO, AM_GET, AM_FLUSH, AM_DEAD, AM_REPLY };
 
 /* ---------------------------------------------------------------- wire headers */
 
-/* Every request names its origin's rank: the target drops what comes from a rank it knows to
- * have failed (dead_from). */
 typedef struct { uint64_t raddr; uint32_t origin; } put_req_t;
 typedef struct { uint64_t token, raddr, len; uint32_t origin; } get_req_t;
 typedef struct { uint64_t token; uint32_t origin; } flush_req_t;
@@ -116,8 +117,9 @@ typedef struct am_op {
 struct rmx_am {
     uint32_t me;            /* this rank, named in every request */
     int size;
-    /* [size]: the ranks this one knows to have failed.  Written by the owner (their endpoints'
-     * error callbacks), read by whoever serves the service worker (the agent). */
+    /* [size]: the ranks this one knows to have failed (dead_from).  Written by the owner (its
+     * endpoints' error callbacks) and by on_dead (another rank's notice), read by the handlers:
+     * by whoever serves the service worker (the agent). */
     int *dead;
     int unannounced;        /* failures the other peers have not been told of yet */
     am_op_t **ops;          /* by slot; NULL: allocated at next use (its op was abandoned) */
@@ -319,6 +321,7 @@ static int puts_complete(rmx_ucx_t *u, rmx_am_peer_t *p, ucs_status_ptr_t *req, 
             rmx_ucx_purge(u, p->ep, req + i, *n - i);
             p->ep = NULL; /* the caller forgets it too (rmx_transfer_done) */
             p->failed = 1;
+            p->applied = p->writes; /* this call reports the loss */
             rc = rc1;
             break;
         }
@@ -451,14 +454,19 @@ int rmx_am_flush_start(rmx_ucx_t *u, rmx_am_peer_t *p, uint64_t *token)
     return RMX_OK;
 }
 
+/* Like UCP's worker flush, it passes over peers that failed: calls that need them say so. */
 int rmx_am_flush_all(rmx_ucx_t *u)
 {
     struct rmx_am *am = u->am;
     int dirty = 0;
     if (am == NULL)
         return RMX_OK;
-    for (int i = 0; i < am->npeers; i++)
-        dirty += am->peers[i]->writes != am->peers[i]->applied;
+    for (int i = 0; i < am->npeers; i++) {
+        rmx_am_peer_t *p = am->peers[i];
+        if (!reachable(p))
+            p->applied = p->writes;
+        dirty += p->writes != p->applied;
+    }
     if (dirty == 0)
         return RMX_OK;
     uint64_t few[8];
