@@ -55,7 +55,6 @@ __thread int rmx_self_known __attribute__((tls_model("initial-exec")));
 void rmx_peers_reap(rmx_ctx_t *ctx)
 {
     ctx->unreaped = 0;
-    rmx_am_announce(&ctx->ucx); /* before anything this call sends to the survivors */
     for (int r = 0; r < ctx->size; r++) {
         rmx_peer_t *p = &ctx->peers[r];
         if (p->failed && p->ep != NULL) {

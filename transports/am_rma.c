@@ -21,7 +21,7 @@
  *                                     with the old value
  *   GET    {token, raddr, len}        answered with the bytes, in chunks of AM_CHUNK
  *   FLUSH  {token}                    answered at once: everything sent before it is applied
- *   DEAD   {rank}                     the sender has seen `rank` fail (rmx_am_announce)
+ *   DEAD   {rank}                     the sender has seen `rank` fail (announce)
  *   REPLY  {token, offset} + bytes    to the requester
  * Every request names its origin's rank: a target drops what comes from a rank it knows to have
  * failed (dead_from).
@@ -89,7 +89,7 @@ struct rmx_am_peer {
     ucp_ep_h ep;        /* NULL once force-closed (a put timed out) */
     int rank;
     int failed;         /* its endpoint's error callback ran (rmx_am_peer_failed) */
-    int announced;      /* the other peers have been told (rmx_am_announce) */
+    int announced;      /* the other peers have been told (announce) */
     dead_req_t notice;  /* what they are told: UCP reads it until those sends end */
     uint64_t writes;    /* puts and non-fetching atomics handed to UCP */
     uint64_t applied;   /* of those, known applied at the target (answered flushes) */
@@ -195,9 +195,14 @@ static void op_end(rmx_ucx_t *u, am_op_t *o)
     am->free_slots[am->nfree++] = slot;
 }
 
-static ucs_status_ptr_t am_send(ucp_ep_h ep, unsigned id, const void *hdr, size_t hlen,
-                                const void *data, size_t len, uint32_t flags)
+static void announce(rmx_ucx_t *u);
+
+/* Every request goes out here; a failure this rank has learned of is announced first. */
+static ucs_status_ptr_t am_send(rmx_ucx_t *u, ucp_ep_h ep, unsigned id, const void *hdr,
+                                size_t hlen, const void *data, size_t len, uint32_t flags)
 {
+    if (__builtin_expect(u->am->unannounced, 0))
+        announce(u);
     ucp_request_param_t prm = {
         .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
         .flags = UCP_AM_SEND_FLAG_EAGER | flags,
@@ -206,9 +211,9 @@ static ucs_status_ptr_t am_send(ucp_ep_h ep, unsigned id, const void *hdr, size_
 }
 
 /* Send the operation's request (its header, no data). */
-static int op_send(am_op_t *o, unsigned id, size_t hlen, uint32_t flags)
+static int op_send(rmx_ucx_t *u, am_op_t *o, unsigned id, size_t hlen, uint32_t flags)
 {
-    ucs_status_ptr_t r = am_send(o->peer->ep, id, &o->hdr, hlen, NULL, 0, flags);
+    ucs_status_ptr_t r = am_send(u, o->peer->ep, id, &o->hdr, hlen, NULL, 0, flags);
     if (UCS_PTR_IS_ERR(r))
         return rmx_ucx_status(UCS_PTR_STATUS(r));
     o->req = r;
@@ -285,7 +290,9 @@ void rmx_am_peer_failed(rmx_ucx_t *u, rmx_am_peer_t *am)
     u->am->unannounced = 1;
 }
 
-void rmx_am_announce(rmx_ucx_t *u)
+/* Tell every live peer of the failures learned since, before anything else is sent to it
+ * (am_send): each then drops what the dead rank still has on its way (dead_from). */
+static void announce(rmx_ucx_t *u)
 {
     struct rmx_am *am = u->am;
     if (!am->unannounced)
@@ -300,7 +307,7 @@ void rmx_am_announce(rmx_ucx_t *u)
         for (int i = 0; i < am->npeers; i++) {
             if (!reachable(am->peers[i]))
                 continue;
-            ucs_status_ptr_t r = am_send(am->peers[i]->ep, AM_DEAD, &gone->notice,
+            ucs_status_ptr_t r = am_send(u, am->peers[i]->ep, AM_DEAD, &gone->notice,
                                          sizeof(gone->notice), NULL, 0, 0);
             if (r != NULL && !UCS_PTR_IS_ERR(r))
                 ucp_request_free(r); /* UCP releases it when sent; nobody waits for it */
@@ -344,7 +351,8 @@ int rmx_am_put(rmx_ucx_t *u, rmx_am_peer_t *p, const void *src, size_t len, uint
     do {
         size_t chunk = len - off < AM_CHUNK ? len - off : AM_CHUNK;
         hdr[n] = (put_req_t){.raddr = raddr + off, .origin = u->am->me};
-        ucs_status_ptr_t r = am_send(p->ep, AM_PUT, &hdr[n], sizeof(hdr[n]), from + off, chunk, 0);
+        ucs_status_ptr_t r = am_send(u, p->ep, AM_PUT, &hdr[n], sizeof(hdr[n]), from + off,
+                                     chunk, 0);
         if (UCS_PTR_IS_ERR(r)) {
             rc = rmx_ucx_status(UCS_PTR_STATUS(r));
             break;
@@ -371,7 +379,7 @@ int rmx_am_get_start(rmx_ucx_t *u, rmx_am_peer_t *p, void *dst, size_t len, uint
     o->dst = dst;
     o->len = len;
     o->hdr.get = (get_req_t){.token = o->token, .raddr = raddr, .len = len, .origin = u->am->me};
-    int rc = op_send(o, AM_GET, sizeof(o->hdr.get), UCP_AM_SEND_FLAG_REPLY);
+    int rc = op_send(u, o, AM_GET, sizeof(o->hdr.get), UCP_AM_SEND_FLAG_REPLY);
     if (rc != RMX_OK) {
         op_end(u, o);
         return rc;
@@ -423,7 +431,7 @@ int rmx_am_amo(rmx_ucx_t *u, rmx_am_peer_t *p, ucp_atomic_op_t op, const void *o
     };
     if (reply == NULL)
         p->writes++; /* complete at the target only after a flush, as UCP's */
-    int rc = op_send(o, AM_AMO, sizeof(o->hdr.amo), reply != NULL ? UCP_AM_SEND_FLAG_REPLY : 0);
+    int rc = op_send(u, o, AM_AMO, sizeof(o->hdr.amo), reply != NULL ? UCP_AM_SEND_FLAG_REPLY : 0);
     if (rc != RMX_OK) {
         op_end(u, o);
         return rc;
@@ -445,7 +453,7 @@ int rmx_am_flush_start(rmx_ucx_t *u, rmx_am_peer_t *p, uint64_t *token)
         return RMX_ERR_NOMEM;
     o->mark = p->writes;
     o->hdr.flush = (flush_req_t){.token = o->token, .origin = u->am->me};
-    int rc = op_send(o, AM_FLUSH, sizeof(o->hdr.flush), UCP_AM_SEND_FLAG_REPLY);
+    int rc = op_send(u, o, AM_FLUSH, sizeof(o->hdr.flush), UCP_AM_SEND_FLAG_REPLY);
     if (rc != RMX_OK) {
         op_end(u, o);
         return rc;
@@ -578,7 +586,7 @@ static int well_formed(size_t hlen, size_t want, const ucp_am_recv_param_t *para
  * but its endpoint fails only at the end of that stream).  This rank knows of the failure once
  * its own endpoint to the dead rank has failed, or once another rank has told it so: every rank
  * tells every other before it sends them anything after learning of a failure
- * (rmx_am_announce), and one endpoint's messages are handled in order, so whatever a survivor
+ * (announce), and one endpoint's messages are handled in order, so whatever a survivor
  * sends after the failure is applied after the last of the dead rank's (1 run in 100 with the
  * first alone: the target's owner had not yet noticed). */
 static int dead_from(const rmx_ucx_t *u, uint32_t origin)
@@ -694,7 +702,7 @@ static ucs_status_t on_flush(void *arg, const void *header, size_t hlen, void *d
     return UCS_OK;
 }
 
-/* Another rank tells this one that `rank` has failed (rmx_am_announce). */
+/* Another rank tells this one that `rank` has failed (announce). */
 static ucs_status_t on_dead(void *arg, const void *header, size_t hlen, void *data, size_t len,
                             const ucp_am_recv_param_t *param)
 {

@@ -131,11 +131,9 @@ int rmx_am_join(rmx_ucx_t *u, int rank, int size);
 /* The route to rank's endpoint ep (not this rank's own): *am NULL where UCP RMA serves it. */
 int rmx_am_route(rmx_ucx_t *u, ucp_ep_h ep, int rank, rmx_am_peer_t **am);
 /* The peer failed (its endpoint's error callback): waits on it end with RMX_ERR_PEER, and what
- * it sent that has not been applied yet never will be. */
+ * it sent that has not been applied yet never will be, here or at the peers this rank tells
+ * before it sends them anything more. */
 void rmx_am_peer_failed(rmx_ucx_t *u, rmx_am_peer_t *am);
-/* Tell the live peers of the failures recorded since (each drops what the dead sent later):
- * before this rank sends them anything after the failure. */
-void rmx_am_announce(rmx_ucx_t *u);
 /* The data path, with rmx_ucx_put/get/amo/flush's contracts; reached through them. */
 int rmx_am_put(rmx_ucx_t *u, rmx_am_peer_t *am, const void *src, size_t len, uint64_t raddr);
 int rmx_am_get(rmx_ucx_t *u, rmx_am_peer_t *am, void *dst, size_t len, uint64_t raddr);
