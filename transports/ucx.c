@@ -339,6 +339,17 @@ void *rmx_ucx_rkey_ptr(ucp_rkey_h rkey, uint64_t raddr)
     return ptr;
 }
 
+int rmx_ucx_deadline_passed(rmx_ucx_t *u, double *deadline)
+{
+    double t = rmx_now_s();
+    if (*deadline == 0)
+        *deadline = t + u->timeout_s;
+    else if (t > *deadline)
+        return 1;
+    sched_yield(); /* 2 cores, often more ranks: let the peer run */
+    return 0;
+}
+
 /* ---------------------------------------------------------------- requests that timed out */
 
 static int grow(void **arr, int *cap, int want, size_t elem)

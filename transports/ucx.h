@@ -196,19 +196,14 @@ static inline void rmx_ucx_tick(rmx_ucx_t *u)
     }
 }
 
+/* The clock part of rmx_ucx_idle_expired; out of line, as it runs once in 1024 idle rounds. */
+int rmx_ucx_deadline_passed(rmx_ucx_t *u, double *deadline);
+
 /* A wait's round that progressed nothing: 1 once the wait has lasted timeout_s (the clock is
  * read every 1024 such rounds, which also yield the core). */
 static inline int rmx_ucx_idle_expired(rmx_ucx_t *u, unsigned *idle, double *deadline)
 {
-    if ((++*idle & 1023) != 0)
-        return 0;
-    double t = rmx_now_s();
-    if (*deadline == 0)
-        *deadline = t + u->timeout_s;
-    else if (t > *deadline)
-        return 1;
-    sched_yield(); /* 2 cores, often more ranks: let the peer run */
-    return 0;
+    return (++*idle & 1023) == 0 && rmx_ucx_deadline_passed(u, deadline);
 }
 
 /* What a wait does with a request that timed out. */
