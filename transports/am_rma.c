@@ -15,23 +15,28 @@
  * The protocol.  Requests go from this rank's worker to the peer's service worker (ucx.h), where
  * the progress agent (or the owner) runs their handlers; answers go back on UCP's reply endpoint
  * to the requester's worker, where its owner thread handles them inside its waits.
- *   PUT    {raddr} + bytes            copied to raddr by the handler; not answered
+ *   PUT    {raddr} + bytes            copied to raddr, then acknowledged (ACK)
  *   AMO    {raddr, operands, op, ...} applied with a CPU atomic (coherent with shared-memory
- *                                     peers' in-place atomics and UCX's); fetching: answered
- *                                     with the old value
- *   GET    {token, raddr, len}        answered with the bytes, in chunks of AM_CHUNK
- *   FLUSH  {token}                    answered at once: everything sent before it is applied
- *   DEAD   {rank}                     the sender has seen `rank` fail (announce)
+ *                                     peers' in-place atomics and UCX's); answered with the old
+ *                                     value (REPLY) when fetching, else acknowledged (ACK)
+ *   GET    {token, raddr, len}        answered with the bytes (REPLY), in chunks of AM_CHUNK
+ *   DEAD   {rank}                     the sender has seen `rank` fail (announce); not answered
  *   REPLY  {token, offset} + bytes    to the requester
+ *   ACK    {rank}                     to the requester: one more of its writes applied at `rank`
  * Every request names its origin's rank: a target drops what comes from a rank it knows to have
- * failed (dead_from).
- * A put needs no answer, so most of the traffic the old protocol answered (one completion per
- * put) is gone; a segment's end costs one FLUSH round trip per target, as UCP's ep flush did.
- * Every handler applies its request completely before it returns (memcpy, the atomic): nothing
- * of a request is left for later, so draining the service worker (rmx_ucx_drain, before a window
- * is unmapped) still leaves nothing behind, and answers hold their bytes in memory of their own.
+ * failed (dead_from).  Every handler applies its request completely before it returns (memcpy,
+ * the atomic): nothing of a request is left for later, so draining the service worker
+ * (rmx_ucx_drain, before a window is unmapped) still leaves nothing behind, and answers hold
+ * their bytes in memory of their own.
  *
- * Ordering, which FLUSH relies on: UCP delivers one endpoint's active messages in the order they
+ * Completion: a flush waits until every write (put chunk, non-fetching atomic) sent to the peer
+ * is acknowledged, as UCX's own emulation does.  The acknowledgement leaves from the handler
+ * that applied the write: a target that sees a write and then stops serving (RMX_PROGRESS=none,
+ * into a bootstrap barrier or a computation) has already answered it.  A flush request answered
+ * later instead left the origin waiting for a target that had seen its notification and moved
+ * on (progress/created_windows_create_free_and_sync_without_agent over tcp hung 1 run in 8).
+ *
+ * Ordering, which fences rely on: UCP delivers one endpoint's active messages in the order they
  * were sent, and the handlers run in that order.  That holds because (UCX 1.13)
  *  - every message goes over the endpoint's AM lane: only eager protocols are used
  *    (UCP_AM_SEND_FLAG_EAGER: no rendezvous), single-fragment messages use the AM lane, and the
@@ -41,22 +46,24 @@
  *    refused and queued behind it, in order (uct_tcp_ep_check_tx_res, its pending queue);
  *  - a message of several fragments is handled when its last one arrives, before anything sent
  *    after it.
- * UCP's tag matching relies on the same in-order delivery of eager messages.  A fence is
- * therefore not needed between active messages (rmx_ucx_fence).  tests/test_am_rma.c checks it.
+ * UCP's tag matching relies on the same in-order delivery of eager messages.  So overlapping puts
+ * of one segment land in issue order with no fence between them (rmx_ucx_fence does nothing to
+ * active messages), and a DEAD notice is handled before anything its sender sent after it.
+ * tests/test_am_rma.c checks the first.
  *
- * Waiting: gets, fetching atomics and flushes are operations with a token (am_op_t).  The answer
- * is accepted only while its operation still waits; a wait that ends early (RMX_ERR_TIMEOUT
- * after timeout_s, RMX_ERR_PEER once the peer's endpoint failed) gives the token up, and a later
- * answer is dropped.  So a get's or a fetching atomic's bytes are copied into the caller's memory
- * by rmx's reply handler, only while the call that asked for them still runs (the reply handler
- * runs in the owner's progress only); they never land there later.
+ * Waiting: gets and atomics are operations with a token (am_op_t).  The answer is accepted only
+ * while its operation still waits; a wait that ends early (RMX_ERR_TIMEOUT after timeout_s,
+ * RMX_ERR_PEER once the peer's endpoint failed) gives the token up, and a later answer is
+ * dropped.  So a get's or a fetching atomic's bytes are copied into the caller's memory by rmx's
+ * reply handler only while the call that asked for them still runs (the reply handler runs in
+ * the owner's progress only); they never land there later.
  */
 #include <stdlib.h>
 #include <string.h>
 #include "ucx.h"
 
 /* Active-message ids: requests on the service worker, answers on the owner's. */
-enum { AM_PUT = 1, AM_AMO, AM_GET, AM_FLUSH, AM_DEAD, AM_REPLY };
+enum { AM_PUT = 1, AM_AMO, AM_GET, AM_DEAD, AM_REPLY, AM_ACK };
 
 /* Puts and get answers go in messages of at most this many bytes of data: no message is large
  * enough for UCP to want rendezvous were it allowed, and a huge transfer never needs one huge
@@ -69,7 +76,6 @@ enum { AM_PUT = 1, AM_AMO, AM_GET, AM_FLUSH, AM_DEAD, AM_REPLY };
 
 typedef struct { uint64_t raddr; uint32_t origin; } put_req_t;
 typedef struct { uint64_t token, raddr, len; uint32_t origin; } get_req_t;
-typedef struct { uint64_t token; uint32_t origin; } flush_req_t;
 typedef struct { uint32_t origin, rank; } dead_req_t; /* "rank has failed" */
 typedef struct {
     uint64_t raddr;
@@ -82,6 +88,7 @@ typedef struct {
     uint8_t fetch;
 } amo_req_t;
 typedef struct { uint64_t token, offset; } reply_t;
+typedef struct { uint32_t rank; } ack_t;
 
 /* ---------------------------------------------------------------- state */
 
@@ -91,26 +98,24 @@ struct rmx_am_peer {
     int failed;         /* its endpoint's error callback ran (rmx_am_peer_failed) */
     int announced;      /* the other peers have been told (announce) */
     dead_req_t notice;  /* what they are told: UCP reads it until those sends end */
-    uint64_t writes;    /* puts and non-fetching atomics handed to UCP */
-    uint64_t applied;   /* of those, known applied at the target (answered flushes) */
+    uint64_t writes;    /* requests to be acknowledged: put chunks, non-fetching atomics */
+    uint64_t acked;     /* acknowledgements received (or given up: the peer failed) */
 };
 
-typedef enum { OP_GET, OP_FETCH, OP_POST, OP_FLUSH } op_kind_t;
+typedef enum { OP_GET, OP_FETCH, OP_POST } op_kind_t;
 
 /* One operation in flight.  Its header is what UCP sends, read until the send completes. */
 typedef struct am_op {
     uint64_t token;         /* sequence << 32 | slot; 0: the slot is free */
-    op_kind_t kind;         /* POST: a non-fetching atomic, over once sent */
+    op_kind_t kind;         /* POST: a non-fetching atomic, over once sent (its ACK counts) */
     int ended, rc;          /* answered (or failed to send), and how */
     rmx_am_peer_t *peer;
     ucs_status_ptr_t req;   /* the request's send while UCP still has it */
     unsigned char *dst;     /* GET: the caller's buffer; FETCH: the caller's reply */
     size_t len, got;
-    uint64_t mark;          /* FLUSH: peer->writes when it was sent */
     union {
         get_req_t get;
         amo_req_t amo;
-        flush_req_t flush;
     } hdr;
 } am_op_t;
 
@@ -128,6 +133,7 @@ struct rmx_am {
     uint32_t seq;
     rmx_am_peer_t **peers;  /* every active-message route, for flush_all */
     int npeers, cap_peers;
+    rmx_am_peer_t **by_rank; /* [size]: the route to each rank, NULL for UCP's */
 };
 
 #define OP_PENDING 1 /* op_poll: neither answered nor given up (RMX_* codes are <= 0) */
@@ -263,8 +269,6 @@ int rmx_am_wait(rmx_ucx_t *u, uint64_t token)
         }
         rc = op_poll(o);
     }
-    if (rc == RMX_OK && o->kind == OP_FLUSH && o->mark > o->peer->applied)
-        o->peer->applied = o->mark;
     op_end(u, o);
     return rc;
 }
@@ -328,7 +332,7 @@ static int puts_complete(rmx_ucx_t *u, rmx_am_peer_t *p, ucs_status_ptr_t *req, 
             rmx_ucx_purge(u, p->ep, req + i, *n - i);
             p->ep = NULL; /* the caller forgets it too (rmx_transfer_done) */
             p->failed = 1;
-            p->applied = p->writes; /* this call reports the loss */
+            p->acked = p->writes; /* this call reports the loss */
             rc = rc1;
             break;
         }
@@ -347,16 +351,16 @@ int rmx_am_put(rmx_ucx_t *u, rmx_am_peer_t *p, const void *src, size_t len, uint
     ucs_status_ptr_t req[PUTS_IN_FLIGHT];
     int n = 0, rc = RMX_OK;
     size_t off = 0;
-    p->writes++;
     do {
         size_t chunk = len - off < AM_CHUNK ? len - off : AM_CHUNK;
         hdr[n] = (put_req_t){.raddr = raddr + off, .origin = u->am->me};
         ucs_status_ptr_t r = am_send(u, p->ep, AM_PUT, &hdr[n], sizeof(hdr[n]), from + off,
-                                     chunk, 0);
+                                     chunk, UCP_AM_SEND_FLAG_REPLY);
         if (UCS_PTR_IS_ERR(r)) {
             rc = rmx_ucx_status(UCS_PTR_STATUS(r));
             break;
         }
+        p->writes++;
         if (r != NULL)
             req[n++] = r;
         off += chunk;
@@ -429,73 +433,60 @@ int rmx_am_amo(rmx_ucx_t *u, rmx_am_peer_t *p, ucp_atomic_op_t op, const void *o
         .size = (uint8_t)size,
         .fetch = reply != NULL,
     };
-    if (reply == NULL)
-        p->writes++; /* complete at the target only after a flush, as UCP's */
-    int rc = op_send(u, o, AM_AMO, sizeof(o->hdr.amo), reply != NULL ? UCP_AM_SEND_FLAG_REPLY : 0);
+    int rc = op_send(u, o, AM_AMO, sizeof(o->hdr.amo), UCP_AM_SEND_FLAG_REPLY);
     if (rc != RMX_OK) {
         op_end(u, o);
         return rc;
     }
+    if (reply == NULL)
+        p->writes++; /* complete at the target once acknowledged (a flush), as UCP's */
     return rmx_am_wait(u, o->token);
 }
 
-int rmx_am_flush_start(rmx_ucx_t *u, rmx_am_peer_t *p, uint64_t *token)
+/* Every write sent to p acknowledged, or p unreachable (its writes lost: reported once, unless
+ * quiet). */
+static int flushed(rmx_am_peer_t *p, int quiet, int *rc)
 {
-    *token = 0;
     if (!reachable(p)) {
-        p->applied = p->writes; /* lost with the peer: reported once, here */
-        return RMX_ERR_PEER;
+        p->acked = p->writes;
+        if (!quiet && *rc == RMX_OK)
+            *rc = RMX_ERR_PEER;
+        return 1;
     }
-    if (p->writes == p->applied)
-        return RMX_OK;
-    am_op_t *o = op_new(u, p, OP_FLUSH);
-    if (o == NULL)
-        return RMX_ERR_NOMEM;
-    o->mark = p->writes;
-    o->hdr.flush = (flush_req_t){.token = o->token, .origin = u->am->me};
-    int rc = op_send(u, o, AM_FLUSH, sizeof(o->hdr.flush), UCP_AM_SEND_FLAG_REPLY);
-    if (rc != RMX_OK) {
-        op_end(u, o);
+    return p->acked >= p->writes;
+}
+
+/* No write is issued while a flush waits (the owner thread is in it): `writes` stays put. */
+static int flush_peers(rmx_ucx_t *u, rmx_am_peer_t *const *peers, int n, int quiet)
+{
+    int rc = RMX_OK, i = 0;
+    double deadline = 0;
+    unsigned idle = 0;
+    while (i < n && flushed(peers[i], quiet, &rc))
+        i++;
+    if (i == n)
         return rc;
+    u->since_progress = 0;
+    for (;;) {
+        if (rmx_ucx_progress(u) == 0 && rmx_ucx_idle_expired(u, &idle, &deadline))
+            return rc != RMX_OK ? rc : RMX_ERR_TIMEOUT;
+        while (i < n && flushed(peers[i], quiet, &rc))
+            i++;
+        if (i == n)
+            return rc;
     }
-    *token = o->token;
-    return RMX_OK;
+}
+
+int rmx_am_flush(rmx_ucx_t *u, rmx_am_peer_t *const *peers, int n)
+{
+    return flush_peers(u, peers, n, 0);
 }
 
 /* Like UCP's worker flush, it passes over peers that failed: calls that need them say so. */
 int rmx_am_flush_all(rmx_ucx_t *u)
 {
     struct rmx_am *am = u->am;
-    int dirty = 0;
-    if (am == NULL)
-        return RMX_OK;
-    for (int i = 0; i < am->npeers; i++) {
-        rmx_am_peer_t *p = am->peers[i];
-        if (!reachable(p))
-            p->applied = p->writes;
-        dirty += p->writes != p->applied;
-    }
-    if (dirty == 0)
-        return RMX_OK;
-    uint64_t few[8];
-    uint64_t *tokens = dirty <= 8 ? few : malloc((size_t)dirty * sizeof(*tokens));
-    if (tokens == NULL)
-        return RMX_ERR_NOMEM;
-    int rc = RMX_OK, k = 0;
-    for (int i = 0; i < am->npeers; i++) {
-        rmx_am_peer_t *p = am->peers[i];
-        if (p->writes == p->applied)
-            continue;
-        int rc1 = rmx_am_flush_start(u, p, &tokens[k++]);
-        rc = rc != RMX_OK ? rc : rc1;
-    }
-    for (int i = 0; i < k; i++) { /* every wait advances all of them, as rmx_ucx_flush_eps */
-        int rc1 = rmx_am_wait(u, tokens[i]);
-        rc = rc != RMX_OK ? rc : rc1;
-    }
-    if (tokens != few)
-        free(tokens);
-    return rc;
+    return am == NULL ? RMX_OK : flush_peers(u, am->peers, am->npeers, 1);
 }
 
 /* An answer, on the owner's worker: accepted only for an operation still waiting for it. */
@@ -520,8 +511,25 @@ static ucs_status_t on_reply(void *arg, const void *header, size_t hlen, void *d
         o->ended = 1;
     } else {
         o->ended = 1;
-        o->rc = o->kind == OP_FLUSH ? RMX_OK : RMX_ERR_TRANSPORT; /* not what was asked */
+        o->rc = RMX_ERR_TRANSPORT; /* not what was asked */
     }
+    return UCS_OK;
+}
+
+/* One more write applied at h.rank, on the owner's worker. */
+static ucs_status_t on_ack(void *arg, const void *header, size_t hlen, void *data, size_t len,
+                           const ucp_am_recv_param_t *param)
+{
+    (void)data;
+    (void)len;
+    (void)param;
+    struct rmx_am *am = ((rmx_ucx_t *)arg)->am;
+    ack_t h;
+    if (hlen != sizeof(h))
+        return UCS_OK;
+    memcpy(&h, header, sizeof(h));
+    if (h.rank < (uint32_t)am->size && am->by_rank[h.rank] != NULL)
+        am->by_rank[h.rank]->acked++;
     return UCS_OK;
 }
 
@@ -535,31 +543,32 @@ static void answer_sent(void *req, ucs_status_t status, void *user_data)
     ucp_request_free(req);
 }
 
-/* Answer a request.  Where the message fits in UCP's inline path it is copied out at once;
- * otherwise header and bytes go to a buffer of ours that the send owns until it ends: UCP reads
- * them until then, and the bytes are window memory, which may be unmapped meanwhile.  A
- * requester that has died makes the send fail, and that is all that happens. */
-static void answer(ucp_ep_h ep, uint64_t token, uint64_t offset, const void *data, size_t len)
+/* Answer a request (message id, its header and bytes).  Where the message fits in UCP's inline
+ * path it is copied out at once; otherwise header and bytes go to a buffer of ours that the send
+ * owns until it ends: UCP reads them until then, and the bytes are window memory, which may be
+ * unmapped meanwhile.  A requester that has died makes the send fail, and that is all that
+ * happens. */
+static void answer(ucp_ep_h ep, unsigned id, const void *hdr, size_t hlen, const void *data,
+                   size_t len)
 {
     if (ep == NULL)
         return; /* sent without UCP_AM_SEND_FLAG_REPLY: cannot be answered */
-    reply_t h = {.token = token, .offset = offset};
     ucp_request_param_t now = {
         .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL,
         .flags = UCP_AM_SEND_FLAG_EAGER,
     };
-    ucs_status_ptr_t r = ucp_am_send_nbx(ep, AM_REPLY, &h, sizeof(h), data, len, &now);
+    ucs_status_ptr_t r = ucp_am_send_nbx(ep, id, hdr, hlen, data, len, &now);
     if (!UCS_PTR_IS_ERR(r) || UCS_PTR_STATUS(r) != UCS_ERR_NO_RESOURCE) {
         if (r != NULL && !UCS_PTR_IS_ERR(r))
             ucp_request_free(r); /* not in UCX 1.13: FORCE_IMM_CMPL returns no request */
         return;
     }
-    reply_t *copy = malloc(sizeof(h) + len);
+    unsigned char *copy = malloc(hlen + len);
     if (copy == NULL)
         return; /* the requester's wait times out */
-    *copy = h;
+    memcpy(copy, hdr, hlen);
     if (len > 0)
-        memcpy(copy + 1, data, len);
+        memcpy(copy + hlen, data, len);
     ucp_request_param_t later = {
         .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK |
                         UCP_OP_ATTR_FIELD_USER_DATA,
@@ -567,9 +576,22 @@ static void answer(ucp_ep_h ep, uint64_t token, uint64_t offset, const void *dat
         .cb.send = answer_sent,
         .user_data = copy,
     };
-    r = ucp_am_send_nbx(ep, AM_REPLY, copy, sizeof(*copy), copy + 1, len, &later);
+    r = ucp_am_send_nbx(ep, id, copy, hlen, copy + hlen, len, &later);
     if (r == NULL || UCS_PTR_IS_ERR(r))
         free(copy); /* sent at once, or failed */
+}
+
+static void reply(ucp_ep_h ep, uint64_t token, uint64_t offset, const void *data, size_t len)
+{
+    reply_t h = {.token = token, .offset = offset};
+    answer(ep, AM_REPLY, &h, sizeof(h), data, len);
+}
+
+/* The write is applied: tell its origin (the acknowledgement its flush waits for). */
+static void ack(const rmx_ucx_t *u, ucp_ep_h ep)
+{
+    ack_t h = {.rank = u->am->me};
+    answer(ep, AM_ACK, &h, sizeof(h), NULL, 0);
 }
 
 /* Eager only (UCP_AM_SEND_FLAG_EAGER): the bytes are all here.  Anything else is not ours. */
@@ -606,6 +628,7 @@ static ucs_status_t on_put(void *arg, const void *header, size_t hlen, void *dat
         return UCS_OK;
     if (len > 0)
         memcpy((void *)(uintptr_t)h.raddr, data, len); /* trusted, as UCP's own put handler */
+    ack(arg, param->reply_ep);
     return UCS_OK;
 }
 
@@ -653,15 +676,18 @@ static ucs_status_t on_amo(void *arg, const void *header, size_t hlen, void *dat
     if (dead_from(arg, h.origin))
         return UCS_OK;
     void *w = (void *)(uintptr_t)h.raddr;
-    if (h.size == 4) {
-        uint32_t old = amo32(w, h.op, (uint32_t)h.operand, (uint32_t)h.value);
-        if (h.fetch)
-            answer(param->reply_ep, h.token, 0, &old, sizeof(old));
-    } else if (h.size == 8) {
-        uint64_t old = amo64(w, h.op, h.operand, h.value);
-        if (h.fetch)
-            answer(param->reply_ep, h.token, 0, &old, sizeof(old));
-    }
+    uint32_t old32 = 0;
+    uint64_t old64 = 0;
+    if (h.size == 4)
+        old32 = amo32(w, h.op, (uint32_t)h.operand, (uint32_t)h.value);
+    else if (h.size == 8)
+        old64 = amo64(w, h.op, h.operand, h.value);
+    if (!h.fetch)
+        ack(arg, param->reply_ep);
+    else if (h.size == 4)
+        reply(param->reply_ep, h.token, 0, &old32, sizeof(old32));
+    else
+        reply(param->reply_ep, h.token, 0, &old64, sizeof(old64));
     return UCS_OK;
 }
 
@@ -680,25 +706,9 @@ static ucs_status_t on_get(void *arg, const void *header, size_t hlen, void *dat
     uint64_t off = 0;
     do { /* at least one answer, even for no bytes */
         uint64_t n = h.len - off < AM_CHUNK ? h.len - off : AM_CHUNK;
-        answer(param->reply_ep, h.token, off, from + off, n);
+        reply(param->reply_ep, h.token, off, from + off, n);
         off += n;
     } while (off < h.len);
-    return UCS_OK;
-}
-
-/* Every request sent before it on this endpoint has been handled, hence applied (above). */
-static ucs_status_t on_flush(void *arg, const void *header, size_t hlen, void *data, size_t len,
-                             const ucp_am_recv_param_t *param)
-{
-    (void)data;
-    (void)len;
-    flush_req_t h;
-    if (!well_formed(hlen, sizeof(h), param))
-        return UCS_OK;
-    memcpy(&h, header, sizeof(h));
-    if (dead_from(arg, h.origin))
-        return UCS_OK;
-    answer(param->reply_ep, h.token, 0, NULL, 0);
     return UCS_OK;
 }
 
@@ -744,11 +754,11 @@ int rmx_am_open(rmx_ucx_t *u)
     if (rc == RMX_OK)
         rc = set_handler(u->service, AM_GET, on_get, u);
     if (rc == RMX_OK)
-        rc = set_handler(u->service, AM_FLUSH, on_flush, u);
-    if (rc == RMX_OK)
         rc = set_handler(u->service, AM_DEAD, on_dead, u);
     if (rc == RMX_OK)
         rc = set_handler(u->worker, AM_REPLY, on_reply, u);
+    if (rc == RMX_OK)
+        rc = set_handler(u->worker, AM_ACK, on_ack, u);
     return rc;
 }
 
@@ -756,7 +766,8 @@ int rmx_am_join(rmx_ucx_t *u, int rank, int size)
 {
     struct rmx_am *am = u->am;
     am->dead = calloc((size_t)size, sizeof(*am->dead));
-    if (am->dead == NULL)
+    am->by_rank = calloc((size_t)size, sizeof(*am->by_rank));
+    if (am->dead == NULL || am->by_rank == NULL)
         return RMX_ERR_NOMEM;
     am->me = (uint32_t)rank;
     am->size = size;
@@ -783,6 +794,7 @@ int rmx_am_route(rmx_ucx_t *u, ucp_ep_h ep, int rank, rmx_am_peer_t **out)
     p->ep = ep;
     p->rank = rank;
     am->peers[am->npeers++] = p;
+    am->by_rank[rank] = p;
     *out = p;
     return RMX_OK;
 }
@@ -800,6 +812,7 @@ void rmx_am_close(rmx_ucx_t *u)
     free(am->ops);
     free(am->free_slots);
     free(am->dead);
+    free(am->by_rank);
     free(am->peers);
     free(am);
     u->am = NULL;

@@ -207,31 +207,32 @@ void rmx_ucx_ep_close(rmx_ucx_t *u, ucp_ep_h ep, int flush_first)
 int rmx_ucx_flush_eps(rmx_ucx_t *u, const rmx_ucx_dest_t *dests, int n)
 {
     ucs_status_ptr_t *reqs = calloc((size_t)n + 1, sizeof(*reqs));
-    uint64_t *tokens = calloc((size_t)n + 1, sizeof(*tokens));
-    if (reqs == NULL || tokens == NULL) {
+    rmx_am_peer_t **ams = calloc((size_t)n + 1, sizeof(*ams));
+    if (reqs == NULL || ams == NULL) {
         free(reqs);
-        free(tokens);
+        free(ams);
         return RMX_ERR_NOMEM;
     }
     ucp_request_param_t prm = {.op_attr_mask = 0};
-    int rc = RMX_OK;
+    int nams = 0;
     for (int i = 0; i < n; i++) {
-        if (dests[i].am == NULL) {
+        if (dests[i].am != NULL)
+            ams[nams++] = dests[i].am;
+        else
             reqs[i] = ucp_ep_flush_nbx(dests[i].ep, &prm);
-            continue;
-        }
-        int rc1 = rmx_am_flush_start(u, dests[i].am, &tokens[i]);
-        rc = rc != RMX_OK ? rc : rc1;
     }
     /* Each wait progresses the worker, which advances all of them; a later wait finds its request
      * done or nearly so, so the total time is that of the slowest peer. */
+    int rc = nams > 0 ? rmx_am_flush(u, ams, nams) : RMX_OK;
     for (int i = 0; i < n; i++) {
-        int rc1 = dests[i].am != NULL ? rmx_am_wait(u, tokens[i]) : rmx_ucx_wait(u, reqs[i]);
+        if (dests[i].am != NULL)
+            continue;
+        int rc1 = rmx_ucx_wait(u, reqs[i]);
         if (rc == RMX_OK)
             rc = rc1;
     }
     free(reqs);
-    free(tokens);
+    free(ams);
     return rc;
 }
 

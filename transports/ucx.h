@@ -139,16 +139,18 @@ int rmx_am_put(rmx_ucx_t *u, rmx_am_peer_t *am, const void *src, size_t len, uin
 int rmx_am_get(rmx_ucx_t *u, rmx_am_peer_t *am, void *dst, size_t len, uint64_t raddr);
 int rmx_am_amo(rmx_ucx_t *u, rmx_am_peer_t *am, ucp_atomic_op_t op, const void *operand,
                void *reply, size_t size, uint64_t raddr);
-/* Operations left in flight: a get whose bytes go to dst, a flush (*token 0: nothing to
- * flush).  Each is ended by exactly one rmx_am_wait or rmx_am_abandon. */
+/* A get left in flight, its bytes going to dst; ended by exactly one rmx_am_wait or
+ * rmx_am_abandon. */
 int rmx_am_get_start(rmx_ucx_t *u, rmx_am_peer_t *am, void *dst, size_t len, uint64_t raddr,
                      uint64_t *token);
-int rmx_am_flush_start(rmx_ucx_t *u, rmx_am_peer_t *am, uint64_t *token);
 /* Until it is answered; RMX_ERR_PEER once its peer failed, RMX_ERR_TIMEOUT after timeout_s.
  * Either way it has let go: a later answer is dropped. */
 int rmx_am_wait(rmx_ucx_t *u, uint64_t token);
 void rmx_am_abandon(rmx_ucx_t *u, uint64_t token);
-/* Every peer with puts or atomics not yet known applied: flushed. */
+/* Every put and atomic sent to am[0..n) applied at its target; RMX_ERR_PEER for a peer that
+ * failed, RMX_ERR_TIMEOUT after timeout_s. */
+int rmx_am_flush(rmx_ucx_t *u, rmx_am_peer_t *const *am, int n);
+/* The same for every peer, passing over those that failed (as UCP's worker flush). */
 int rmx_am_flush_all(rmx_ucx_t *u);
 
 /* ---- the progress agent (agent.c) */
@@ -345,11 +347,8 @@ static inline int rmx_ucx_flush_ep(rmx_ucx_t *u, ucp_ep_h ep, rmx_am_peer_t *am)
     ucp_request_param_t prm = {.op_attr_mask = 0};
     if (ep == NULL)
         return RMX_ERR_PEER; /* closed after its peer failed (rmx_peers_reap) */
-    if (am != NULL) {
-        uint64_t token;
-        int rc = rmx_am_flush_start(u, am, &token);
-        return rc != RMX_OK ? rc : rmx_am_wait(u, token);
-    }
+    if (am != NULL)
+        return rmx_am_flush(u, &am, 1);
     return rmx_ucx_wait(u, ucp_ep_flush_nbx(ep, &prm));
 }
 
