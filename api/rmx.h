@@ -27,20 +27,28 @@
  *    means a target that cannot serve at all (RMX_PROGRESS=none and busy, or stopped).
  *  - Ownership: a call that returned, with any code, has let go of the caller's memory.  A get or
  *    fetching atomic that timed out may still be answered later; the answer lands in memory rmx
- *    owns (kept until UCX is done with the request), never in the caller's buffer or stack.  A
- *    transfer that timed out while UCX could still read or write the caller's memory directly (a
- *    put that could not leave this rank; a get from shared memory) has its endpoint closed before
- *    the call returns: that target is then unreachable for this rank (RMX_ERR_PEER).
+ *    owns (kept until UCX is done with the request) or is dropped, never in the caller's buffer
+ *    or stack.  A transfer that timed out while UCX could still read or write the caller's memory
+ *    directly (a put that could not leave this rank; a get from shared memory) has its endpoint
+ *    closed before the call returns: that target is then unreachable for this rank
+ *    (RMX_ERR_PEER).
  *    A collective that failed this way did not synchronize the survivors: after a failed
  *    rmx_win_free, another survivor may still reach this rank's part of the window, so rmx keeps
  *    it mapped until rmx_finalize (a window from rmx_win_create: keep its memory valid until then).
  *    rmx_finalize waits (up to peer_timeout_s) until every request this rank sent to a live
  *    peer has been answered before it closes its endpoints.
- *    Known limit (UCX 1.13 and later, not rmx): where UCX emulates atomics and gets in software
- *    (tcp), the target aborts if its answer to a request cannot be sent because the socket to
- *    the requester is already reset (ucp_request_try_send: "Fatal: unexpected error").  rmx
- *    never closes with a request outstanding; a rank killed with one in flight could still hit
- *    it (tests/test_peer_failure.c kills a rank in the middle of its requests; not seen there).
+ *    Over tcp, where UCX would emulate puts, gets and atomics in software and UCX 1.13 aborts
+ *    the target whose answer to a request cannot be sent because the requester has died
+ *    (ucp_request_try_send: "Fatal: unexpected error"), rmx sends the requests and the answers
+ *    itself as UCP active messages: an answer to a dead rank just fails.  A survivor drops what
+ *    a dead rank still had on its way from the moment it knows of the failure, and it knows
+ *    before it handles anything another survivor sent after learning of it; so the survivors'
+ *    later writes to each other are never overwritten by the dead rank's
+ *    (tests/test_peer_failure.c kills ranks streaming puts, gets and atomics at survivors:
+ *    with UCX's emulation a survivor aborted in 9 runs of 30).
+ *    Known limit (UCX 1.13, not rmx): over shared memory UCX still serves atomics on registered
+ *    memory (rmx_win_create, RMX_WIN_MEMORY=user) in software, and the same abort could hit a
+ *    survivor answering a rank killed with such an atomic in flight (not seen).
  *    Known limit (UCX 1.13's adaptive progress, not rmx): with windows of registered memory over
  *    shared memory, a rank that dies in the middle of a stream of puts to it can leave a
  *    survivor's shared-memory interface unprogressed, and the survivors' transfers to each other

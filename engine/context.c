@@ -95,6 +95,8 @@ static void on_peer_error(void *arg, ucp_ep_h ep, ucs_status_t status)
     rmx_peer_t *p = arg;
     p->failed = 1;
     p->ctx->unreaped = 1;
+    if (p->am != NULL)
+        rmx_am_peer_failed(&p->ctx->ucx, p->am); /* its answers will never come */
 }
 
 /* A word of an environment variable among `words` (indexes = values first..); unset: dflt. */
@@ -241,7 +243,9 @@ static int open_bootstrap(rmx_ctx_t *ctx)
 }
 
 /* Endpoints from this rank's worker to every peer's service worker (where the progress agent
- * serves them), and to its own worker for itself (UCX's self transport: in place). */
+ * serves them), and to its own worker for itself (UCX's self transport: in place).  Peers that
+ * UCX would serve RMA to in software (tcp) are reached over rmx's active messages instead
+ * (transports/am_rma.c: where UCX's own emulation aborts a survivor that answers a dead rank). */
 static int connect_peers(rmx_ctx_t *ctx)
 {
     void *addr, *own;
@@ -259,14 +263,15 @@ static int connect_peers(rmx_ctx_t *ctx)
         return rc;
     }
     ctx->peers = calloc((size_t)ctx->size, sizeof(*ctx->peers));
-    if (ctx->peers == NULL)
-        rc = RMX_ERR_NOMEM;
+    rc = ctx->peers == NULL ? RMX_ERR_NOMEM : rmx_am_join(&ctx->ucx, ctx->rank, ctx->size);
     for (int r = 0; r < ctx->size && rc == RMX_OK; r++) {
         size_t plen;
         const void *peer_addr = r == ctx->rank ? own : rmx_exchange_blob(all, stride, r, &plen);
         ctx->peers[r].ctx = ctx;
         rc = rmx_ucx_ep_create(&ctx->ucx, peer_addr, on_peer_error, &ctx->peers[r],
                                &ctx->peers[r].ep);
+        if (rc == RMX_OK && r != ctx->rank)
+            rc = rmx_am_route(&ctx->ucx, ctx->peers[r].ep, r, &ctx->peers[r].am);
     }
     rmx_ucx_worker_address_release(&ctx->ucx, 1, own);
     free(all);
@@ -322,15 +327,15 @@ static int create_control_block(rmx_ctx_t *ctx, int local_rc)
 
 static void flush_live_peers(rmx_ctx_t *ctx)
 {
-    ucp_ep_h *eps = calloc((size_t)ctx->size, sizeof(*eps));
-    if (eps == NULL)
+    rmx_ucx_dest_t *dests = calloc((size_t)ctx->size, sizeof(*dests));
+    if (dests == NULL)
         return;
     int n = 0;
     for (int r = 0; r < ctx->size; r++)
         if (ctx->peers[r].ep != NULL && !ctx->peers[r].failed)
-            eps[n++] = ctx->peers[r].ep;
-    (void)rmx_ucx_flush_eps(&ctx->ucx, eps, n); /* a peer failing meanwhile is no news here */
-    free(eps);
+            dests[n++] = rmx_dest(ctx, r);
+    (void)rmx_ucx_flush_eps(&ctx->ucx, dests, n); /* a peer failing meanwhile is no news here */
+    free(dests);
 }
 
 /* Tear down whatever init got to; safe on a partly built context.  finalizing: every rank is in
@@ -342,12 +347,14 @@ static int release_context(rmx_ctx_t *ctx, int boot_open, int finalizing)
     if (ctx->tracker != NULL)
         rmx_tracker_destroy(ctx);
     if (ctx->peers != NULL) {
-        /* Every request of ours must be answered before our endpoints go.  Where UCX emulates
-         * RMA and atomics in software (tcp), the target answers each request (a completion, a
-         * fetched value), and UCX 1.13 aborts the *target* (ucp_request_try_send: "Fatal:
+        /* Every request of ours is answered before our endpoints go.  Where UCX serves RMA in
+         * software itself (atomics on registered memory over shared memory), the target answers
+         * each request, and UCX 1.13 aborts the *target* (ucp_request_try_send: "Fatal:
          * unexpected error: Endpoint timeout") when that answer cannot be sent because the
-         * requester has closed or exited.  Sync notifications complete at the origin at once,
-         * and a sync that failed on a dead rank returns with some still unanswered. */
+         * requester has closed or exited; over tcp rmx's own answers (transports/am_rma.c)
+         * would just fail, but its puts and notifications are applied at the target only once
+         * flushed.  Sync notifications complete at the origin at once, and a sync that failed
+         * on a dead rank returns with some still unanswered. */
         flush_live_peers(ctx);
         /* Nobody may destroy its worker while a peer still flushes its endpoint to it.  At
          * finalize the ranks wait for each other over UCP, never through the bootstrap: its

@@ -34,6 +34,9 @@ typedef struct rmx_remote {
 struct rmx_ctx;
 typedef struct rmx_peer {
     ucp_ep_h ep;            /* NULL once its peer failed (rmx_peers_reap) */
+    /* Where UCX would serve RMA to the peer in software (tcp), rmx's active-message route
+     * (transports/am_rma.c); NULL: UCP RMA (shared memory, self). */
+    rmx_am_peer_t *am;
     ucp_ep_h dead_ep;       /* then the endpoint, closed at finalize */
     int failed;             /* set by the endpoint error handler; later calls get RMX_ERR_PEER */
     struct rmx_ctx *ctx;    /* for the error handler, which gets only this peer */
@@ -188,6 +191,16 @@ static inline ucp_ep_h rmx_ep(rmx_ctx_t *ctx, int target)
     return ctx->peers[target].ep;
 }
 
+static inline rmx_am_peer_t *rmx_am(rmx_ctx_t *ctx, int target)
+{
+    return ctx->peers[target].am;
+}
+
+static inline rmx_ucx_dest_t rmx_dest(rmx_ctx_t *ctx, int target)
+{
+    return (rmx_ucx_dest_t){.ep = ctx->peers[target].ep, .am = ctx->peers[target].am};
+}
+
 /* A transfer that may still have touched the caller's memory timed out, and the transport closed
  * the endpoint to stop it (rmx_ucx_put, in-place rmx_ucx_get): from here on the target is
  * unreachable for this rank, as if it had failed.  Returns rc. */
@@ -205,8 +218,8 @@ static inline int rmx_remote_get(rmx_ctx_t *ctx, const rmx_remote_t *remote, int
                                  void *dst, size_t len, size_t disp)
 {
     int in_place = remote->ptr != NULL;
-    int rc = rmx_ucx_get(&ctx->ucx, rmx_ep(ctx, target), dst, len, remote->addr + disp,
-                         remote->rkey, in_place);
+    int rc = rmx_ucx_get(&ctx->ucx, rmx_ep(ctx, target), rmx_am(ctx, target), dst, len,
+                         remote->addr + disp, remote->rkey, in_place);
     return in_place ? rmx_transfer_done(ctx, target, rc) : rc;
 }
 
@@ -218,8 +231,8 @@ rmx_remote_amo(rmx_ctx_t *ctx, const rmx_remote_t *remote, int target, ucp_atomi
 {
     int in_place = remote->ptr != NULL;
     ctx->stats.ucp_amos++;
-    int rc = rmx_ucx_amo(&ctx->ucx, rmx_ep(ctx, target), op, operand, reply, size,
-                         remote->addr + disp, remote->rkey, in_place);
+    int rc = rmx_ucx_amo(&ctx->ucx, rmx_ep(ctx, target), rmx_am(ctx, target), op, operand,
+                         reply, size, remote->addr + disp, remote->rkey, in_place);
     return reply != NULL && in_place ? rmx_transfer_done(ctx, target, rc) : rc;
 }
 

@@ -410,7 +410,8 @@ RMW_INLINE int site_close(rmw_site_t *s, int rc)
 {
     if (s->unflushed) {
         s->ctx->stats.flushes_ep++;
-        int rc2 = rmx_ucx_flush_ep(&s->ctx->ucx, rmx_ep(s->ctx, s->target));
+        int rc2 = rmx_ucx_flush_ep(&s->ctx->ucx, rmx_ep(s->ctx, s->target),
+                                   rmx_am(s->ctx, s->target));
         rc = rc != RMX_OK ? rc : rc2;
     }
     return rc;

@@ -179,24 +179,44 @@ int rmx_put_sub(rmx_win_t *win, const void *src, const rmx_sub_t *local, int tar
 /* The gets in flight of one rmx_get_sub.  In place (UCX shared memory: nothing is needed of the
  * target) they write the caller's buffer directly; otherwise they land in the transport's landing
  * buffer and are copied out when the batch completes, so an answer that comes after a timeout
- * writes there and not into the caller's memory. */
+ * writes there and not into the caller's memory.  Over active messages (tcp) rmx's own reply
+ * handler copies each answer into the caller's buffer while its get is still waited for, and
+ * drops it once given up: no landing buffer. */
 typedef struct get_batch {
     rmx_ctx_t *ctx;
     int target;
     ucp_ep_h ep;
+    rmx_am_peer_t *am;
     ucp_rkey_h rkey;
     int in_place;
     int n;
     size_t used, cap;                    /* landing bytes in use, landing size */
     ucs_status_ptr_t req[GETS_IN_FLIGHT];
+    uint64_t token[GETS_IN_FLIGHT];      /* over active messages */
     unsigned char *dst[GETS_IN_FLIGHT];  /* where each one's bytes belong */
     size_t off[GETS_IN_FLIGHT], len[GETS_IN_FLIGHT];
 } get_batch_t;
+
+/* Over active messages: after the first failure the rest are given up (their answers dropped). */
+static int batch_complete_am(get_batch_t *b)
+{
+    int rc = RMX_OK;
+    for (int i = 0; i < b->n; i++) {
+        if (rc == RMX_OK)
+            rc = rmx_am_wait(&b->ctx->ucx, b->token[i]);
+        else
+            rmx_am_abandon(&b->ctx->ucx, b->token[i]);
+    }
+    b->n = 0;
+    return rc;
+}
 
 /* Wait for every get of the batch and deliver what landed.  On a timeout the rest are given up:
  * with the landing buffer, or (in place) by closing the endpoint, so that none writes later. */
 static int batch_complete(get_batch_t *b)
 {
+    if (b->am != NULL)
+        return batch_complete_am(b);
     rmx_ucx_t *u = &b->ctx->ucx;
     int rc = RMX_OK, i;
     for (i = 0; i < b->n; i++) {
@@ -230,6 +250,14 @@ static int batch_get(get_batch_t *b, unsigned char *dst, size_t len, uint64_t ra
 {
     rmx_ucx_t *u = &b->ctx->ucx;
     int rc;
+    if (b->am != NULL) {
+        if (b->n == GETS_IN_FLIGHT && (rc = batch_complete(b)) != RMX_OK)
+            return rc;
+        if ((rc = rmx_am_get_start(u, b->am, dst, len, raddr, &b->token[b->n])) != RMX_OK)
+            return rc;
+        b->n++;
+        return RMX_OK;
+    }
     if (b->n == GETS_IN_FLIGHT || (!b->in_place && b->used + len > b->cap))
         if ((rc = batch_complete(b)) != RMX_OK)
             return rc;
@@ -273,8 +301,8 @@ int rmx_get_sub(rmx_win_t *win, void *dst, const rmx_sub_t *local, int target, s
     unsigned char *to = dst;
     const rmx_remote_t *rem = &win->remote[target];
     uint64_t raddr = rem->addr + disp;
-    get_batch_t b = {.ctx = ctx, .target = target, .ep = rmx_ep(ctx, target), .rkey = rem->rkey,
-                     .in_place = rem->ptr != NULL};
+    get_batch_t b = {.ctx = ctx, .target = target, .ep = rmx_ep(ctx, target),
+                     .am = rmx_am(ctx, target), .rkey = rem->rkey, .in_place = rem->ptr != NULL};
     rmx_sub_walk_t w;
     rmx_sub_walk_init(&w, &L, &R);
     stage_t st;

@@ -96,9 +96,9 @@ static int notify_complete(rmx_ctx_t *ctx, const int *targets, int n)
 {
     /* Not counted in stats.flushes_ep, which counts the tracker's completions of data.  A
      * barrier round notifies one rank: no allocation for a few. */
-    ucp_ep_h few[8];
-    ucp_ep_h *eps = n <= 8 ? few : malloc((size_t)n * sizeof(*eps));
-    if (eps == NULL)
+    rmx_ucx_dest_t few[8];
+    rmx_ucx_dest_t *dests = n <= 8 ? few : malloc((size_t)n * sizeof(*dests));
+    if (dests == NULL)
         return RMX_ERR_NOMEM;
     int rc;
     /* Like every wait on another rank, no deadline: without the agent (RMX_PROGRESS=none) a
@@ -110,13 +110,13 @@ static int notify_complete(rmx_ctx_t *ctx, const int *targets, int n)
             int t = targets[i];
             if (rmx_ep(ctx, t) != NULL && !ctx->peers[t].failed && /* failed: its wait says so */
                 ctx->ctrl_remote[t].ptr == NULL)                   /* in place: applied */
-                eps[k++] = rmx_ep(ctx, t);
+                dests[k++] = rmx_dest(ctx, t);
         }
-        rc = k == 0 ? RMX_OK : k == 1 ? rmx_ucx_flush_ep(&ctx->ucx, eps[0])
-                                      : rmx_ucx_flush_eps(&ctx->ucx, eps, k);
+        rc = k == 0 ? RMX_OK : k == 1 ? rmx_ucx_flush_ep(&ctx->ucx, dests[0].ep, dests[0].am)
+                                      : rmx_ucx_flush_eps(&ctx->ucx, dests, k);
     } while (rc == RMX_ERR_TIMEOUT);
-    if (eps != few)
-        free(eps);
+    if (dests != few)
+        free(dests);
     return rc;
 }
 
@@ -209,12 +209,12 @@ int rmx_close_barrier(rmx_ctx_t *ctx)
             told[ntold++] = r;
     /* Once: a rank that saw our word may close before it answers the flush (no harm). */
     if (ntold > 0 && told != NULL) {
-        ucp_ep_h *eps = malloc((size_t)ntold * sizeof(*eps));
-        for (int i = 0; eps != NULL && i < ntold; i++)
-            eps[i] = rmx_ep(ctx, told[i]);
-        if (eps != NULL)
-            (void)rmx_ucx_flush_eps(&ctx->ucx, eps, ntold);
-        free(eps);
+        rmx_ucx_dest_t *dests = malloc((size_t)ntold * sizeof(*dests));
+        for (int i = 0; dests != NULL && i < ntold; i++)
+            dests[i] = rmx_dest(ctx, told[i]);
+        if (dests != NULL)
+            (void)rmx_ucx_flush_eps(&ctx->ucx, dests, ntold);
+        free(dests);
     }
     free(told);
     double deadline = rmx_now_s() + ctx->cfg.peer_timeout_s;

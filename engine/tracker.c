@@ -201,7 +201,8 @@ static int issue_put(rmx_win_t *win, rmx_target_state_t *ts, const void *src, si
         t->epoch++;
     }
     ctx->stats.ucp_puts++;
-    int rc = rmx_transfer_done(ctx, target, rmx_ucx_put(&ctx->ucx, rmx_ep(ctx, target), src, len,
+    int rc = rmx_transfer_done(ctx, target, rmx_ucx_put(&ctx->ucx, rmx_ep(ctx, target),
+                                                        rmx_am(ctx, target), src, len,
                                                         win->remote[target].addr + disp,
                                                         win->remote[target].rkey));
     if (rc == RMX_OK) {
@@ -309,7 +310,7 @@ static int flush_target(rmx_ctx_t *ctx, rmx_target_state_t *ts, int target)
 {
     ctx->stats.flushes_ep++;
     clear_pending(ts);
-    return rmx_ucx_flush_ep(&ctx->ucx, rmx_ep(ctx, target));
+    return rmx_ucx_flush_ep(&ctx->ucx, rmx_ep(ctx, target), rmx_am(ctx, target));
 }
 
 int rmx_tracker_before_access(rmx_win_t *win, int target, size_t disp, size_t len)

@@ -94,7 +94,8 @@ static inline int rmx_tracker_put_fast(rmx_win_t *win, const void *src, size_t l
         r->win == win && r->epoch == t->epoch && r->hi == disp) {
         ctx->stats.ucp_puts++;
         int rc = rmx_transfer_done(ctx, target,
-                                   rmx_ucx_put(&ctx->ucx, rmx_ep(ctx, target), src, len,
+                                   rmx_ucx_put(&ctx->ucx, rmx_ep(ctx, target),
+                                               rmx_am(ctx, target), src, len,
                                                win->remote[target].addr + disp,
                                                win->remote[target].rkey));
         if (rc == RMX_OK) {

@@ -43,7 +43,8 @@ static void free_window_resources(rmx_win_t *win, int peers_may_still_access)
 {
     rmx_ctx_t *ctx = win->ctx;
     /* Requests that arrived before every peer was done with the window (a timed-out one that
-     * UCX still serves in software) are served now, while the memory is there. */
+     * is still served in software, by UCX or by rmx's handlers) are served now, while the
+     * memory is there. */
     if (win->memh != NULL)
         rmx_ucx_drain(&ctx->ucx);
     if (win->remote != NULL)

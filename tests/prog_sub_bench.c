@@ -188,8 +188,8 @@ static double trial(variant_t v, size_t M, size_t L, int K, unsigned char *src,
                 break;
             case V_RAW:
                 for (size_t i = 0; i < M; i++)
-                    CHECK(rmx_ucx_put(&B.ctx->ucx, ep, src + i * L, L, r->addr + i * 2 * L,
-                                      r->rkey));
+                    CHECK(rmx_ucx_put(&B.ctx->ucx, ep, rmx_am(B.ctx, 1), src + i * L, L,
+                                      r->addr + i * 2 * L, r->rkey));
                 break;
             case V_AM:
             case V_AM_BUSY: {
@@ -199,7 +199,7 @@ static double trial(variant_t v, size_t M, size_t L, int K, unsigned char *src,
                 break;
             }
             case V_CONTIG:
-                CHECK(rmx_ucx_put(&B.ctx->ucx, ep, src, M * L, r->addr, r->rkey));
+                CHECK(rmx_ucx_put(&B.ctx->ucx, ep, rmx_am(B.ctx, 1), src, M * L, r->addr, r->rkey));
                 break;
             default:
                 break;
@@ -208,7 +208,7 @@ static double trial(variant_t v, size_t M, size_t L, int K, unsigned char *src,
         if (v == V_AM || v == V_AM_BUSY)
             progress_until(&B.acks, 1);
         else if (v == V_RAW || v == V_CONTIG)
-            CHECK(rmx_ucx_flush_ep(&B.ctx->ucx, ep));
+            CHECK(rmx_ucx_flush_ep(&B.ctx->ucx, ep, rmx_am(B.ctx, 1)));
         else
             CHECK(rmx_sync_memory(B.ctx));
         t = (rmx_now_s() - t0) / K;

@@ -23,7 +23,7 @@
 typedef struct {
     volatile double died_at; /* CLOCK_MONOTONIC seconds, set by the victim just before dying */
     volatile pid_t victim_pid;
-    volatile long victim_rounds; /* DIE_KILLED_BUSY: request rounds the victim completed */
+    volatile long victim_rounds; /* DIE_KILLED_*: request rounds the victim completed */
 } death_note_t;
 
 static death_note_t *note;
@@ -33,7 +33,10 @@ typedef enum {
     DIE_IN_SYNC_LOOP,   /* take part in 20 sync_alls, then die: survivors are inside one    */
     DIE_AFTER_WIN_ALLOCATE, /* take part in one more window's creation, then die            */
     DIE_HOLDING_LOCK,   /* take rank 0's lock exclusively, then die without unlocking       */
+    /* killed by another process while busy (these stay last: `death >= DIE_KILLED_BUSY`) */
     DIE_KILLED_BUSY,    /* issue requests to both survivors in a loop until rank 0 kills it */
+    DIE_KILLED_PUTTING, /* stream puts (many in flight) to both survivors until killed      */
+    DIE_KILLED_FETCHING, /* stream gets (many answers in flight) and fetching atomics       */
 } death_kind_t;
 
 typedef struct scenario {
@@ -249,7 +252,8 @@ static void survivors_still_work(rmx_ctx_t *ctx, rmx_win_t *win, unsigned char *
     RANK_OK(rmx_put(win, out, sizeof(out), other, 1024));
     RANK_OK(rmx_sync_images(ctx, &other, 1));
     size_t bad = check_pattern(base + 1024, sizeof(out), other, 7);
-    RANK_ASSERT(bad == sizeof(out), "byte %zu from rank %d wrong after the failure", bad, other);
+    RANK_ASSERT(bad == sizeof(out), "byte %zu from rank %d wrong after the failure: %#x", bad,
+                other, base[1024 + bad]);
     RANK_OK(rmx_get(win, in, sizeof(in), other, 1024));
     bad = check_pattern(in, sizeof(in), me, 7);
     RANK_ASSERT(bad == sizeof(in), "get: byte %zu wrong after the failure", bad);
@@ -314,6 +318,48 @@ static int rank_peer_dies(const rmx_config_t *cfg, void *arg)
                 note->victim_rounds++;
             }
         }
+        else if (sc->death == DIE_KILLED_PUTTING) {
+            /* Puts complete at the origin at once: hundreds are in flight, each one an
+             * acknowledgement (over tcp) the survivor sends back to a rank about to vanish. */
+            note->victim_pid = getpid();
+            unsigned char buf[1024];
+            memset(buf, 0x33, sizeof(buf));
+            for (unsigned i = 0;; i++) {
+                (void)rmx_put(win, buf, 8 + (i % 4) * 300, (int)(i & 1), (i * 1040) % (WIN_BYTES * 32));
+                if ((i & 1023) == 1023) {
+                    (void)rmx_sync_memory(ctx);
+                    note->victim_rounds++;
+                }
+            }
+        }
+        else if (sc->death == DIE_KILLED_FETCHING) {
+            /* Answers in flight from both survivors when it dies: a get of the whole window
+             * (with UCX's own emulation the survivor aborted in ucp_get_req_handler, 5 runs in
+             * 40), a section get of 64 runs (64 gets in flight), fetching atomics (native ones
+             * and a CSWAP loop). */
+            note->victim_pid = getpid();
+            unsigned char *buf = malloc(WIN_BYTES * 64);
+            RANK_ASSERT(buf != NULL);
+            rmx_sub_t local = {.elem_size = 8, .rank = 1, .order = RMX_ORDER_C};
+            local.dim[0] = (rmx_sub_dim_t){.extent = 64, .first = 0, .count = 64, .stride = 1};
+            rmx_sub_t column = {.elem_size = 8, .rank = 2, .order = RMX_ORDER_C};
+            column.dim[0] = (rmx_sub_dim_t){.extent = 64, .first = 0, .count = 64, .stride = 1};
+            column.dim[1] = (rmx_sub_dim_t){.extent = 16, .first = 3, .count = 1, .stride = 1};
+            const int nc = RMX_MODE_NOCHECK;
+            for (unsigned i = 0;; i++) {
+                int t = (int)(i & 1);
+                uint64_t one = 1, old, zero = 0;
+                int64_t v = i, was;
+                (void)rmx_get(win, buf, WIN_BYTES * 64, t, 0);
+                (void)rmx_get_sub(win, buf, &local, t, 0, &column);
+                (void)rmx_rmw(win, &one, 1, RMX_UINT64, &old, t, 512, nc, RMX_OP_SUM);
+                (void)rmx_rmw(win, &v, 1, RMX_INT64, &was, t, 520, nc, RMX_OP_SWAP);
+                (void)rmx_rmw2(win, &zero, 1, RMX_UINT64, &one, &old, t, 536, nc,
+                               RMX_OP2_COMP_SWAP);
+                (void)rmx_rmw(win, &v, 1, RMX_INT64, &was, t, 544, nc, RMX_OP_MAX);
+                note->victim_rounds++;
+            }
+        }
         else if (sc->death == DIE_HOLDING_LOCK) {
             RANK_OK(rmx_win_lock(win, RMX_LOCK_EXCLUSIVE, 0, 0));
             usleep(300 * 1000);
@@ -329,7 +375,7 @@ static int rank_peer_dies(const rmx_config_t *cfg, void *arg)
             me, rmx_strerror(rc), latency);
     RANK_RC(RMX_ERR_PEER, rc);
     RANK_ASSERT(latency >= 0, "an error before the victim died");
-    if (sc->death == DIE_KILLED_BUSY)
+    if (sc->death >= DIE_KILLED_BUSY)
         RANK_ASSERT(note->victim_rounds > 10, "the victim was not busy: %ld request rounds",
                     note->victim_rounds);
 
@@ -344,7 +390,7 @@ static int rank_peer_dies(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-/* DIE_KILLED_BUSY: a process of its own kills the victim, so that both survivors are inside
+/* DIE_KILLED_*: a process of its own kills the victim, so that both survivors are inside
  * sync_all, answering its requests, when it dies.  A process, not a thread of the test process:
  * ranks forked while another thread holds a lock (ASan's allocator) would start with it held. */
 static void kill_the_busy_victim(void)
@@ -405,7 +451,7 @@ static void run_scenario(const scenario_t *sc)
     const char *wm = getenv("RMX_WIN_MEMORY");
     if (wm != NULL && strcmp(wm, "user") == 0 && strcmp(sc->name, "dies_during_put_subs_shm") == 0)
         cr_skip_test("UCX 1.13 adaptive-progress stall after a peer death (rmx.h, Peer failure)");
-    run_job_with_a_victim(sc->name, rank_peer_dies, (void *)sc, sc->death == DIE_KILLED_BUSY,
+    run_job_with_a_victim(sc->name, rank_peer_dies, (void *)sc, sc->death >= DIE_KILLED_BUSY,
                           RMX_ERR_PEER);
 }
 
@@ -437,16 +483,19 @@ SCENARIO(dies_during_large_gets_tcp, keep_getting_large, DIE_IDLE, 1)
 SCENARIO(dies_between_sync_alls_tcp, keep_syncing, DIE_IN_SYNC_LOOP, 1)
 SCENARIO(killed_while_it_sends_requests_shm, keep_syncing, DIE_KILLED_BUSY, 0)
 SCENARIO(killed_while_it_sends_requests_tcp, keep_syncing, DIE_KILLED_BUSY, 1)
+SCENARIO(killed_while_it_streams_puts_shm, keep_syncing, DIE_KILLED_PUTTING, 0)
+SCENARIO(killed_while_it_streams_puts_tcp, keep_syncing, DIE_KILLED_PUTTING, 1)
+SCENARIO(killed_while_it_streams_gets_and_atomics_shm, keep_syncing, DIE_KILLED_FETCHING, 0)
+SCENARIO(killed_while_it_streams_gets_and_atomics_tcp, keep_syncing, DIE_KILLED_FETCHING, 1)
 
 /*
  * After a failure, one survivor finalizes while the other is busy and does not progress.  Its
  * failed syncs have sent notifications (remote atomics) to the busy one that nobody answered
- * yet.  Over tcp UCX emulates atomics in software, so the busy survivor answers them once it
- * progresses again, and UCX 1.13 aborts a process whose answer cannot be sent because the
- * requester has gone (ucp_request_try_send: "Fatal: unexpected error: Endpoint timeout").  So
- * finalize must not close its endpoints before every request of its own has been answered.
- * Before it waited, the busy survivor died here every time (and the tcp scenarios above, now and
- * then, when survivors reached finalize at different times).
+ * yet, and the busy survivor answers them once it progresses again.  When UCX emulated atomics
+ * over tcp, it aborted a process whose answer could not be sent because the requester had gone
+ * (ucp_request_try_send: "Fatal: unexpected error: Endpoint timeout"): the busy survivor died
+ * here every time until finalize waited for every answer before closing its endpoints.  rmx's
+ * own answers (transports/am_rma.c) just fail; finalize still waits for them.
  */
 static int rank_finalizes_while_a_survivor_is_busy(const rmx_config_t *cfg, void *arg)
 {

@@ -3,9 +3,10 @@
  * rank, so that a rank computing, sleeping or blocked outside rmx never stalls them.
  *
  * Where UCX has a hardware or shared-memory path (UCP-allocated memory over posix/sysv) the
- * origin's CPU or NIC does all the work and nobody needs to run here.  Everywhere else (tcp;
- * atomics on registered memory) UCX serves puts, gets and atomics in software: the request is an
- * active message that the worker it arrives at must progress.  Peers' endpoints are connected to
+ * origin's CPU or NIC does all the work and nobody needs to run here.  Everywhere else puts, gets
+ * and atomics are served in software (tcp: by rmx's active-message handlers, am_rma.c; atomics on
+ * registered memory: by UCX): the request is an active message that the worker it arrives at
+ * must progress.  Peers' endpoints are connected to
  * the service worker (ucx.h), and this thread progresses it.  It sleeps in poll() on the worker's
  * event fd (ucp_worker_get_efd / ucp_worker_arm: UCX's wakeup protocol, as used by MPICH's and
  * OSHMEM's asynchronous progress), so it costs nothing while no request comes; a long poll

@@ -70,7 +70,10 @@ int rmx_ucx_open(rmx_ucx_t *u, double timeout_s)
         (void)ucp_config_modify(config, "KEEPALIVE_INTERVAL", interval);
     }
 
-    /* The owner's context: every operation this rank issues. */
+    /* The owner's context: every operation this rank issues.  One lane for a message's eager
+     * fragments (UCX's default, whatever the environment says): rmx's active messages to one
+     * peer must arrive in the order they were sent (am_rma.c), which several would not keep. */
+    (void)ucp_config_modify(config, "MAX_EAGER_RAILS", "1");
     ucp_params_t params = {
         .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
         .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_AM,
@@ -121,7 +124,10 @@ int rmx_ucx_open(rmx_ucx_t *u, double timeout_s)
         rmx_ucx_close(u);
         return st != UCS_OK ? rmx_ucx_status(st) : RMX_ERR_NOMEM;
     }
-    return RMX_OK;
+    int rc = rmx_am_open(u); /* before any peer can address this rank */
+    if (rc != RMX_OK)
+        rmx_ucx_close(u);
+    return rc;
 }
 
 void rmx_ucx_close(rmx_ucx_t *u)
@@ -139,6 +145,7 @@ void rmx_ucx_close(rmx_ucx_t *u)
         ucp_cleanup(u->service_context);
     if (u->context != NULL)
         ucp_cleanup(u->context);
+    rmx_am_close(u);
     u->service = u->worker = NULL;
     u->context = u->service_context = NULL;
     if (u->n_abandoned == 0) { /* else a request might still write there: keep it */
@@ -197,23 +204,35 @@ void rmx_ucx_ep_close(rmx_ucx_t *u, ucp_ep_h ep, int flush_first)
     }
 }
 
-int rmx_ucx_flush_eps(rmx_ucx_t *u, ucp_ep_h *eps, int n)
+int rmx_ucx_flush_eps(rmx_ucx_t *u, const rmx_ucx_dest_t *dests, int n)
 {
     ucs_status_ptr_t *reqs = calloc((size_t)n + 1, sizeof(*reqs));
-    if (reqs == NULL)
+    rmx_am_peer_t **ams = calloc((size_t)n + 1, sizeof(*ams));
+    if (reqs == NULL || ams == NULL) {
+        free(reqs);
+        free(ams);
         return RMX_ERR_NOMEM;
+    }
     ucp_request_param_t prm = {.op_attr_mask = 0};
-    for (int i = 0; i < n; i++)
-        reqs[i] = ucp_ep_flush_nbx(eps[i], &prm);
+    int nams = 0;
+    for (int i = 0; i < n; i++) {
+        if (dests[i].am != NULL)
+            ams[nams++] = dests[i].am;
+        else
+            reqs[i] = ucp_ep_flush_nbx(dests[i].ep, &prm);
+    }
     /* Each wait progresses the worker, which advances all of them; a later wait finds its request
      * done or nearly so, so the total time is that of the slowest peer. */
-    int rc = RMX_OK;
+    int rc = nams > 0 ? rmx_am_flush(u, ams, nams) : RMX_OK;
     for (int i = 0; i < n; i++) {
+        if (dests[i].am != NULL)
+            continue;
         int rc1 = rmx_ucx_wait(u, reqs[i]);
         if (rc == RMX_OK)
             rc = rc1;
     }
     free(reqs);
+    free(ams);
     return rc;
 }
 
@@ -274,13 +293,13 @@ int rmx_ucx_ep_describe(ucp_ep_h ep, char *buf, size_t len)
     return RMX_OK;
 }
 
-/* Lanes of an endpoint that need nothing of the target: the shared-memory transports. */
-int rmx_ucx_ep_needs_target_progress(ucp_ep_h ep)
+/* 1 when some lane of ep runs over one of names[0..n) (want 1), or over none of them (want 0).
+ * An endpoint that cannot be described counts as matching. */
+static int some_lane(ucp_ep_h ep, const char *const *names, size_t n, int want)
 {
     char info[8192];
     if (ep == NULL || rmx_ucx_ep_describe(ep, info, sizeof(info)) != RMX_OK)
         return 1;
-    static const char *const direct[] = {"sysv", "posix", "self", "cma", "xpmem", "knem"};
     /* ucp_ep_print_info lists one lane a line: "lane[i]: <n>:<tl>/<dev>.<...> ..." */
     for (const char *p = strstr(info, "lane["); p != NULL; p = strstr(p + 1, "lane[")) {
         const char *colon = strchr(p, ':');
@@ -291,13 +310,26 @@ int rmx_ucx_ep_needs_target_progress(ucp_ep_h ep)
         if (tl == NULL || (eol != NULL && tl > eol))
             continue;
         tl++;
-        int ok = 0;
-        for (size_t i = 0; i < sizeof(direct) / sizeof(direct[0]) && !ok; i++)
-            ok = strncmp(tl, direct[i], strlen(direct[i])) == 0;
-        if (!ok)
+        int named = 0;
+        for (size_t i = 0; i < n && !named; i++)
+            named = strncmp(tl, names[i], strlen(names[i])) == 0;
+        if (named == want)
             return 1;
     }
     return 0;
+}
+
+/* Lanes of an endpoint that need nothing of the target: the shared-memory transports. */
+int rmx_ucx_ep_needs_target_progress(ucp_ep_h ep)
+{
+    static const char *const direct[] = {"sysv", "posix", "self", "cma", "xpmem", "knem"};
+    return some_lane(ep, direct, sizeof(direct) / sizeof(direct[0]), 0);
+}
+
+int rmx_ucx_ep_uses_tcp(ucp_ep_h ep)
+{
+    static const char *const tcp[] = {"tcp"};
+    return some_lane(ep, tcp, 1, 1);
 }
 
 void *rmx_ucx_rkey_ptr(ucp_rkey_h rkey, uint64_t raddr)
@@ -306,6 +338,17 @@ void *rmx_ucx_rkey_ptr(ucp_rkey_h rkey, uint64_t raddr)
     if (rkey == NULL || ucp_rkey_ptr(rkey, raddr, &ptr) != UCS_OK)
         return NULL;
     return ptr;
+}
+
+int rmx_ucx_deadline_passed(rmx_ucx_t *u, double *deadline)
+{
+    double t = rmx_now_s();
+    if (*deadline == 0)
+        *deadline = t + u->timeout_s;
+    else if (t > *deadline)
+        return 1;
+    sched_yield(); /* 2 cores, often more ranks: let the peer run */
+    return 0;
 }
 
 /* ---------------------------------------------------------------- requests that timed out */
@@ -393,9 +436,12 @@ void rmx_ucx_purge(rmx_ucx_t *u, ucp_ep_h ep, ucs_status_ptr_t *reqs, int n)
             ucp_request_free(reqs[i]);
 }
 
-int rmx_ucx_amo_via_slot(rmx_ucx_t *u, ucp_ep_h ep, ucp_atomic_op_t op, const void *operand,
-                         void *reply, size_t size, uint64_t raddr, ucp_rkey_h rkey)
+int rmx_ucx_amo_via_slot(rmx_ucx_t *u, ucp_ep_h ep, rmx_am_peer_t *am, ucp_atomic_op_t op,
+                         const void *operand, void *reply, size_t size, uint64_t raddr,
+                         ucp_rkey_h rkey)
 {
+    if (am != NULL) /* its reply handler writes `reply` only while the atomic waits */
+        return rmx_am_amo(u, am, op, operand, reply, size, raddr);
     if (u->reply == NULL && (u->reply = malloc(sizeof(*u->reply))) == NULL)
         return RMX_ERR_NOMEM;
     memcpy(u->reply, reply, size); /* CSWAP: the new value */

@@ -2,6 +2,8 @@
  * ucx.h — the only data path of rmx: UCP context/worker/endpoints, memory mapping, rkeys, and the
  * RMA / atomic / flush calls.  The calls on the hot path are static inline so that rmx_put compiles
  * down to the engine's checks plus ucp_put_nbx, with no indirection (the SOS transport pattern).
+ * Peers over tcp take one well-predicted branch away from UCP's RMA to rmx's active messages
+ * (am_rma.c: where UCX's own emulation of RMA aborts a survivor that answers a dead rank).
  *
  * Waiting: every blocking wait progresses the worker (over tcp, and for registered rather than
  * UCP-allocated memory, the peer's progress is what completes our operations) and gives up at a
@@ -18,14 +20,19 @@
 #include <ucp/api/ucp.h>
 #include "../api/rmx.h"
 
+/* RMA over rmx's own active messages, for peers UCX would serve in software (am_rma.c). */
+struct rmx_am;
+typedef struct rmx_am_peer rmx_am_peer_t;
+
 typedef struct rmx_ucx {
     ucp_context_h context;          /* the owner's: `worker` */
     ucp_context_h service_context;  /* `service`, and every mapping peers reach (ucx.c) */
     /* Two workers, each of its own UCP context.  `worker` belongs to the owner thread and issues
      * every operation of this rank.  `service` is the worker peers' endpoints are connected to:
-     * where UCX serves their operations in software (tcp, atomics on registered memory), the
-     * request arrives there and is answered by whoever progresses it: the progress agent while
-     * it runs (transports/agent.c), else the owner thread inside its rmx calls. */
+     * where their operations are served in software (tcp: rmx's active messages, am_rma.c;
+     * atomics on registered memory: UCX), the request arrives there and is answered by whoever
+     * progresses it: the progress agent while it runs (transports/agent.c), else the owner
+     * thread inside its rmx calls.  Answers come back to `worker`. */
     ucp_worker_h worker;
     ucp_worker_h service;
     double timeout_s;   /* deadline for any single wait */
@@ -50,7 +57,15 @@ typedef struct rmx_ucx {
     int n_abandoned, cap_abandoned;
     void **abandoned_mem;
     int n_abandoned_mem, cap_abandoned_mem;
+    struct rmx_am *am;  /* am_rma.c: handlers' state, operations in flight, its peers */
 } rmx_ucx_t;
+
+/* Where operations to one peer go: its endpoint, and the active-message route when UCX would
+ * serve RMA to it in software (tcp: am_rma.c), else NULL (UCP RMA: shared memory, self). */
+typedef struct rmx_ucx_dest {
+    ucp_ep_h ep;
+    rmx_am_peer_t *am;
+} rmx_ucx_dest_t;
 
 /* Progress the worker once every this many in-place completions: UCX notices a dead peer
  * (keepalive, a reset socket) only inside ucp_worker_progress, and over shared memory puts, gets
@@ -82,14 +97,16 @@ int rmx_ucx_rkey_unpack(ucp_ep_h ep, const void *buf, ucp_rkey_h *rkey);
  * (UCX shared memory), else NULL.  Operations on such memory complete in place. */
 void *rmx_ucx_rkey_ptr(ucp_rkey_h rkey, uint64_t raddr);
 int rmx_ucx_status(ucs_status_t st);
-/* Flush n endpoints at once (one round trip, not n): every operation issued on them completes
- * at the target.  The first error, or RMX_ERR_TIMEOUT. */
-int rmx_ucx_flush_eps(rmx_ucx_t *u, ucp_ep_h *eps, int n);
+/* Flush n peers at once (one round trip, not n): every operation issued to them completes at
+ * the target.  The first error, or RMX_ERR_TIMEOUT. */
+int rmx_ucx_flush_eps(rmx_ucx_t *u, const rmx_ucx_dest_t *dests, int n);
 /* Which transports an endpoint uses for RMA/AMO, into buf (for diagnostics and tests). */
 int rmx_ucx_ep_describe(ucp_ep_h ep, char *buf, size_t len);
 /* 1 when some lane of ep is not shared memory (sysv, posix, self, cma, xpmem, knem): operations
  * on it may need the target's progress. */
 int rmx_ucx_ep_needs_target_progress(ucp_ep_h ep);
+/* 1 when some lane of ep is tcp: UCX would emulate RMA and atomics to that peer in software. */
+int rmx_ucx_ep_uses_tcp(ucp_ep_h ep);
 /* Timed-out requests that may still write into rmx memory: the requests are kept until they end,
  * the memory (malloc'd) until none of them is left. */
 void rmx_ucx_abandon_req(rmx_ucx_t *u, ucs_status_ptr_t req);
@@ -104,6 +121,37 @@ void rmx_ucx_landing_abandon(rmx_ucx_t *u);
  * its requests: none of them touches memory afterwards), then release them.  The caller must
  * forget ep. */
 void rmx_ucx_purge(rmx_ucx_t *u, ucp_ep_h ep, ucs_status_ptr_t *reqs, int n);
+
+/* ---- RMA over active messages (am_rma.c) */
+/* Its handlers on both workers (rmx_ucx_open), and their state freed (rmx_ucx_close). */
+int rmx_am_open(rmx_ucx_t *u);
+void rmx_am_close(rmx_ucx_t *u);
+/* This rank's place in the job, before any route. */
+int rmx_am_join(rmx_ucx_t *u, int rank, int size);
+/* The route to rank's endpoint ep (not this rank's own): *am NULL where UCP RMA serves it. */
+int rmx_am_route(rmx_ucx_t *u, ucp_ep_h ep, int rank, rmx_am_peer_t **am);
+/* The peer failed (its endpoint's error callback): waits on it end with RMX_ERR_PEER, and what
+ * it sent that has not been applied yet never will be, here or at the peers this rank tells
+ * before it sends them anything more. */
+void rmx_am_peer_failed(rmx_ucx_t *u, rmx_am_peer_t *am);
+/* The data path, with rmx_ucx_put/get/amo/flush's contracts; reached through them. */
+int rmx_am_put(rmx_ucx_t *u, rmx_am_peer_t *am, const void *src, size_t len, uint64_t raddr);
+int rmx_am_get(rmx_ucx_t *u, rmx_am_peer_t *am, void *dst, size_t len, uint64_t raddr);
+int rmx_am_amo(rmx_ucx_t *u, rmx_am_peer_t *am, ucp_atomic_op_t op, const void *operand,
+               void *reply, size_t size, uint64_t raddr);
+/* A get left in flight, its bytes going to dst; ended by exactly one rmx_am_wait or
+ * rmx_am_abandon. */
+int rmx_am_get_start(rmx_ucx_t *u, rmx_am_peer_t *am, void *dst, size_t len, uint64_t raddr,
+                     uint64_t *token);
+/* Until it is answered; RMX_ERR_PEER once its peer failed, RMX_ERR_TIMEOUT after timeout_s.
+ * Either way it has let go: a later answer is dropped. */
+int rmx_am_wait(rmx_ucx_t *u, uint64_t token);
+void rmx_am_abandon(rmx_ucx_t *u, uint64_t token);
+/* Every put and atomic sent to am[0..n) applied at its target; RMX_ERR_PEER for a peer that
+ * failed, RMX_ERR_TIMEOUT after timeout_s. */
+int rmx_am_flush(rmx_ucx_t *u, rmx_am_peer_t *const *am, int n);
+/* The same for every peer, passing over those that failed (as UCP's worker flush). */
+int rmx_am_flush_all(rmx_ucx_t *u);
 
 /* ---- the progress agent (agent.c) */
 /* Start the thread that serves `service` (sleeping on its event fd); idempotent. */
@@ -150,6 +198,16 @@ static inline void rmx_ucx_tick(rmx_ucx_t *u)
     }
 }
 
+/* The clock part of rmx_ucx_idle_expired; out of line, as it runs once in 1024 idle rounds. */
+int rmx_ucx_deadline_passed(rmx_ucx_t *u, double *deadline);
+
+/* A wait's round that progressed nothing: 1 once the wait has lasted timeout_s (the clock is
+ * read every 1024 such rounds, which also yield the core). */
+static inline int rmx_ucx_idle_expired(rmx_ucx_t *u, unsigned *idle, double *deadline)
+{
+    return (++*idle & 1023) == 0 && rmx_ucx_deadline_passed(u, deadline);
+}
+
 /* What a wait does with a request that timed out. */
 typedef enum {
     RMX_UCX_RELEASE,  /* it references no memory of the caller's (flush, close, a non-fetching
@@ -175,16 +233,10 @@ static inline int rmx_ucx_wait_req(rmx_ucx_t *u, ucs_status_ptr_t req,
     while ((st = ucp_request_check_status(req)) == UCS_INPROGRESS) {
         if (rmx_ucx_progress(u) != 0)
             continue;
-        if ((++idle & 1023) == 0) {
-            double t = rmx_now_s();
-            if (deadline == 0)
-                deadline = t + u->timeout_s;
-            else if (t > deadline) {
-                if (on_timeout == RMX_UCX_RELEASE)
-                    ucp_request_free(req);
-                return RMX_ERR_TIMEOUT;
-            }
-            sched_yield(); /* 2 cores, often more ranks: let the peer run */
+        if (rmx_ucx_idle_expired(u, &idle, &deadline)) {
+            if (on_timeout == RMX_UCX_RELEASE)
+                ucp_request_free(req);
+            return RMX_ERR_TIMEOUT;
         }
     }
     ucp_request_free(req);
@@ -211,23 +263,27 @@ static inline int rmx_ucx_wait_or_purge(rmx_ucx_t *u, ucp_ep_h ep, ucs_status_pt
  * Only op_attr_mask is set: UCP reads no field the mask does not name, and zeroing the whole
  * 72-byte struct (a rep stos) cost more than the 8-byte put itself over shared memory.
  * RMX_ERR_TIMEOUT: the put could not even leave this rank (the target reads nothing); ep has
- * been force-closed so that UCX no longer reads src: the caller must forget it. */
-static inline int rmx_ucx_put(rmx_ucx_t *u, ucp_ep_h ep, const void *src, size_t len,
-                              uint64_t raddr, ucp_rkey_h rkey)
+ * been force-closed so that UCX no longer reads src: the caller must forget it.
+ * am: the peer's active-message route (tcp), else NULL; likewise below. */
+static inline int rmx_ucx_put(rmx_ucx_t *u, ucp_ep_h ep, rmx_am_peer_t *am, const void *src,
+                              size_t len, uint64_t raddr, ucp_rkey_h rkey)
 {
     ucp_request_param_t prm;
     prm.op_attr_mask = 0;
     if (ep == NULL)
         return RMX_ERR_PEER; /* closed after its peer failed (rmx_peers_reap) */
+    if (__builtin_expect(am != NULL, 0))
+        return rmx_am_put(u, am, src, len, raddr);
     return rmx_ucx_wait_or_purge(u, ep, ucp_put_nbx(ep, src, len, raddr, rkey, &prm));
 }
 
 /* Blocking: dst holds the remote bytes on return.  in_place: the route needs nothing of the target
  * (UCX shared memory, rmx_ucx_rkey_ptr), so the get writes dst directly; otherwise it lands in
- * rmx's landing buffer and is copied, so that an answer arriving after a timeout writes there.
+ * rmx's landing buffer and is copied, so that an answer arriving after a timeout writes there
+ * (over active messages rmx's reply handler copies it, only while the get still waits).
  * RMX_ERR_TIMEOUT with in_place: ep has been force-closed (as for rmx_ucx_put). */
-static inline int rmx_ucx_get(rmx_ucx_t *u, ucp_ep_h ep, void *dst, size_t len, uint64_t raddr,
-                              ucp_rkey_h rkey, int in_place)
+static inline int rmx_ucx_get(rmx_ucx_t *u, ucp_ep_h ep, rmx_am_peer_t *am, void *dst,
+                              size_t len, uint64_t raddr, ucp_rkey_h rkey, int in_place)
 {
     ucp_request_param_t prm;
     prm.op_attr_mask = 0; /* as in rmx_ucx_put */
@@ -236,6 +292,8 @@ static inline int rmx_ucx_get(rmx_ucx_t *u, ucp_ep_h ep, void *dst, size_t len, 
     if (in_place) {
         return rmx_ucx_wait_or_purge(u, ep, ucp_get_nbx(ep, dst, len, raddr, rkey, &prm));
     }
+    if (am != NULL)
+        return rmx_am_get(u, am, dst, len, raddr);
     unsigned char *land = rmx_ucx_landing(u, len);
     if (land == NULL)
         return RMX_ERR_NOMEM;
@@ -250,9 +308,11 @@ static inline int rmx_ucx_get(rmx_ucx_t *u, ucp_ep_h ep, void *dst, size_t len, 
     return rc;
 }
 
-/* A fetching atomic whose reply goes through rmx's own slot (rmx_ucx_amo); out of line. */
-int rmx_ucx_amo_via_slot(rmx_ucx_t *u, ucp_ep_h ep, ucp_atomic_op_t op, const void *operand,
-                         void *reply, size_t size, uint64_t raddr, ucp_rkey_h rkey);
+/* A fetching atomic whose reply goes through rmx's own slot, or any atomic over active messages
+ * (rmx_ucx_amo); out of line. */
+int rmx_ucx_amo_via_slot(rmx_ucx_t *u, ucp_ep_h ep, rmx_am_peer_t *am, ucp_atomic_op_t op,
+                         const void *operand, void *reply, size_t size, uint64_t raddr,
+                         ucp_rkey_h rkey);
 
 /* One native atomic of 4 or 8 bytes.  reply NULL: no fetch (never for SWAP/CSWAP).
  * CSWAP: *operand is the comparand, *reply the new value in and the old value out.
@@ -262,13 +322,14 @@ int rmx_ucx_amo_via_slot(rmx_ucx_t *u, ucp_ep_h ep, ucp_atomic_op_t op, const vo
  * Always inlined: the callers' constant arguments fold the branches away (an out-of-line call
  * cost fetch-add ~50 instructions). */
 static inline __attribute__((always_inline)) int
-rmx_ucx_amo(rmx_ucx_t *u, ucp_ep_h ep, ucp_atomic_op_t op, const void *operand, void *reply,
-            size_t size, uint64_t raddr, ucp_rkey_h rkey, int in_place)
+rmx_ucx_amo(rmx_ucx_t *u, ucp_ep_h ep, rmx_am_peer_t *am, ucp_atomic_op_t op,
+            const void *operand, void *reply, size_t size, uint64_t raddr, ucp_rkey_h rkey,
+            int in_place)
 {
     if (ep == NULL)
         return RMX_ERR_PEER; /* closed after its peer failed (rmx_peers_reap) */
-    if (reply != NULL && !in_place)
-        return rmx_ucx_amo_via_slot(u, ep, op, operand, reply, size, raddr, rkey);
+    if (__builtin_expect(am != NULL, 0) || (reply != NULL && !in_place))
+        return rmx_ucx_amo_via_slot(u, ep, am, op, operand, reply, size, raddr, rkey);
     ucp_request_param_t prm = {
         .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE,
         .datatype = ucp_dt_make_contig(size),
@@ -281,21 +342,27 @@ rmx_ucx_amo(rmx_ucx_t *u, ucp_ep_h ep, ucp_atomic_op_t op, const void *operand, 
 }
 
 /* Complete everything issued on ep, at origin and target. */
-static inline int rmx_ucx_flush_ep(rmx_ucx_t *u, ucp_ep_h ep)
+static inline int rmx_ucx_flush_ep(rmx_ucx_t *u, ucp_ep_h ep, rmx_am_peer_t *am)
 {
     ucp_request_param_t prm = {.op_attr_mask = 0};
     if (ep == NULL)
         return RMX_ERR_PEER; /* closed after its peer failed (rmx_peers_reap) */
+    if (am != NULL)
+        return rmx_am_flush(u, &am, 1);
     return rmx_ucx_wait(u, ucp_ep_flush_nbx(ep, &prm));
 }
 
+/* Complete everything issued to every peer. */
 static inline int rmx_ucx_flush_worker(rmx_ucx_t *u)
 {
     ucp_request_param_t prm = {.op_attr_mask = 0};
-    return rmx_ucx_wait(u, ucp_worker_flush_nbx(u->worker, &prm));
+    int rc = rmx_ucx_wait(u, ucp_worker_flush_nbx(u->worker, &prm));
+    int rc2 = rmx_am_flush_all(u);
+    return rc != RMX_OK ? rc : rc2;
 }
 
-/* Orders later operations after earlier ones; completes nothing. */
+/* Orders later operations after earlier ones; completes nothing.  Active messages need no fence:
+ * one endpoint's are applied in the order they were sent (am_rma.c). */
 static inline int rmx_ucx_fence(rmx_ucx_t *u)
 {
     return rmx_ucx_status(ucp_worker_fence(u->worker));
