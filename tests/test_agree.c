@@ -147,8 +147,17 @@ Test(agree, oversized_windows_are_refused_3_ranks, .timeout = RMX_T(60))
     run_ranks(NRANKS, rank_oversized, NULL);
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+
 /* Under a small RLIMIT_AS, a window beyond it is refused (naming the limit), one within it is
  * not.  Not under AddressSanitizer, whose shadow memory needs terabytes of address space. */
+#ifndef UNDER_ASAN
 static int rank_address_space_limit(const rmx_config_t *cfg, void *arg)
 {
     (void)arg;
@@ -173,13 +182,6 @@ static int rank_address_space_limit(const rmx_config_t *cfg, void *arg)
     RANK_OK(rmx_finalize(ctx));
     return 0;
 }
-
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
 #endif
 
 Test(agree, a_window_beyond_rlimit_as_is_refused_2_ranks, .timeout = RMX_T(60))
