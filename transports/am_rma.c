@@ -95,7 +95,7 @@ typedef struct { uint32_t rank; } ack_t;
 struct rmx_am_peer {
     ucp_ep_h ep;        /* NULL once force-closed (a put timed out) */
     int rank;
-    int failed;         /* its endpoint's error callback ran (rmx_am_peer_failed) */
+    int failed;         /* its endpoint failed (rmx_am_peer_failed), or was force-closed */
     int announced;      /* the other peers have been told (announce) */
     dead_req_t notice;  /* what they are told: UCP reads it until those sends end */
     uint64_t writes;    /* requests to be acknowledged: put chunks, non-fetching atomics */
