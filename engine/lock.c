@@ -94,7 +94,7 @@ static void disinvolve(lock_site_t *s)
                          sizeof(minus_one), slot_disp(s->ctx->rank));
 }
 
-/* Some rank failed: RMX_ERR_PEER when a failed one may have a share in the word. */
+/* RMX_ERR_PEER when a failed rank may have a share in the word (none failed: RMX_OK). */
 static int failed_rank_involved(lock_site_t *s)
 {
     for (int r = 0; r < s->ctx->size; r++) {
@@ -129,14 +129,6 @@ static int word_cswap(lock_site_t *s, uint64_t expect, uint64_t want, uint64_t *
     return word_amo(s, UCP_ATOMIC_OP_CSWAP, expect, seen);
 }
 
-static int any_failed(const rmx_ctx_t *ctx)
-{
-    for (int r = 0; r < ctx->size; r++)
-        if (ctx->peers[r].failed)
-            return 1;
-    return 0;
-}
-
 /* One round of bounded exponential back-off. */
 static int back_off(lock_site_t *s)
 {
@@ -144,11 +136,9 @@ static int back_off(lock_site_t *s)
     /* A lock we keep losing may be held by a rank that has died: waiting on would be waiting
      * for ever.  Its slot says whether it can be (failed ranks re-read every round: a request
      * of a rank that died may still be on its way to the target). */
-    if (__builtin_expect(s->ctx->unreaped || any_failed(s->ctx), 0)) {
-        int rc = failed_rank_involved(s);
-        if (rc != RMX_OK)
-            return rc;
-    }
+    int rc = failed_rank_involved(s);
+    if (rc != RMX_OK)
+        return rc;
     for (unsigned i = 0; i < s->backoff; i++)
         rmx_ucx_progress(&s->ctx->ucx);
     sched_yield(); /* 2 cores, often more ranks: let the holder run */

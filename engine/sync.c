@@ -91,8 +91,9 @@ static int notify_value(rmx_ctx_t *ctx, int target, size_t offset, uint64_t valu
                           block->ptr != NULL ? &old : NULL, sizeof(value), offset);
 }
 
-/* The notifications sent to targets[0..n) have been applied at their targets. */
-static int notify_complete(rmx_ctx_t *ctx, const int *targets, int n)
+/* The notifications sent to targets[0..n) have been applied at their targets.  until_answered 0:
+ * one flush at most (finalize's last step, where a peer may leave without answering). */
+static int notify_complete(rmx_ctx_t *ctx, const int *targets, int n, int until_answered)
 {
     /* Not counted in stats.flushes_ep, which counts the tracker's completions of data.  A
      * barrier round notifies one rank: no allocation for a few. */
@@ -114,7 +115,7 @@ static int notify_complete(rmx_ctx_t *ctx, const int *targets, int n)
         }
         rc = k == 0 ? RMX_OK : k == 1 ? rmx_ucx_flush_ep(&ctx->ucx, dests[0].ep, dests[0].am)
                                       : rmx_ucx_flush_eps(&ctx->ucx, dests, k);
-    } while (rc == RMX_ERR_TIMEOUT);
+    } while (rc == RMX_ERR_TIMEOUT && until_answered);
     if (dests != few)
         free(dests);
     return rc;
@@ -146,7 +147,7 @@ static int barrier_on(rmx_ctx_t *ctx, size_t counters, uint64_t epoch, uint64_t 
         uint64_t value = 1 + (flags_seen != NULL && *flag ? UINT64_C(1) << shift : 0);
         rc = notify_value(ctx, to, counters + (size_t)k * sizeof(uint64_t), value);
         if (rc == RMX_OK)
-            rc = notify_complete(ctx, &to, 1);
+            rc = notify_complete(ctx, &to, 1, 1);
         if (rc == RMX_OK)
             rc = wait_word_masked(ctx, &mine[k], epoch & COUNT_MASK, COUNT_MASK, -1, stop_epoch);
         if (rc == RMX_OK && flags_seen != NULL) {
@@ -174,21 +175,29 @@ int rmx_barrier_ucp(rmx_ctx_t *ctx, int local_rc, int *any_failed)
     return rc;
 }
 
+/* Add value at `offset` of the control block of every rank not known to have failed, then see
+ * the adds applied (notify_complete's until_answered). */
+static void notify_live_ranks(rmx_ctx_t *ctx, size_t offset, uint64_t value, int until_answered)
+{
+    int *told = malloc((size_t)ctx->size * sizeof(*told));
+    int ntold = 0;
+    for (int r = 0; r < ctx->size; r++)
+        if (r != ctx->rank && !ctx->peers[r].failed && /* a failed one: its wait says so */
+            notify_value(ctx, r, offset, value) == RMX_OK && told != NULL)
+            told[ntold++] = r;
+    if (told != NULL)
+        (void)notify_complete(ctx, told, ntold, until_answered);
+    free(told);
+}
+
 int rmx_terminate(rmx_ctx_t *ctx)
 {
     int rc = rmx_tracker_complete(ctx, -1);
     /* Notifications already sent (a sync_images just before finalize) reach each peer before
      * the announcement: a waiter that sees the stop then sees them (wait_word). */
     (void)rmx_ucx_fence(&ctx->ucx);
-    size_t stopped = rmx_ctrl_stopped_offset(ctx->size, ctx->rank);
-    int *told = malloc((size_t)ctx->size * sizeof(*told));
-    int ntold = 0;
-    for (int r = 0; r < ctx->size; r++)
-        if (r != ctx->rank && !ctx->peers[r].failed && /* a failed one is the barrier's to report */
-            notify_value(ctx, r, stopped, ctx->barriers_done + 1) == RMX_OK && told != NULL)
-            told[ntold++] = r;
-    (void)notify_complete(ctx, told, ntold);
-    free(told);
+    notify_live_ranks(ctx, rmx_ctrl_stopped_offset(ctx->size, ctx->rank), ctx->barriers_done + 1,
+                      1);
     int no_flag = 0;
     int rc2 = barrier_on(ctx, offsetof(rmx_ctrl_t, term), ++ctx->term_epoch, STOP_NEVER, NULL,
                          &no_flag);
@@ -200,23 +209,8 @@ int rmx_close_barrier(rmx_ctx_t *ctx)
     /* Every rank told, then every rank waited for: not a dissemination barrier, whose chains a
      * failed rank would break.  A failed rank is neither told nor waited for; one that fails
      * meanwhile ends the wait for it (keepalive); one that never comes ends it at the deadline. */
-    int *told = malloc((size_t)ctx->size * sizeof(*told));
-    int ntold = 0;
-    size_t mine = rmx_ctrl_closing_offset(ctx->size, ctx->rank);
-    for (int r = 0; r < ctx->size; r++)
-        if (r != ctx->rank && !ctx->peers[r].failed && rmx_ep(ctx, r) != NULL &&
-            notify_value(ctx, r, mine, 1) == RMX_OK && told != NULL)
-            told[ntold++] = r;
-    /* Once: a rank that saw our word may close before it answers the flush (no harm). */
-    if (ntold > 0 && told != NULL) {
-        rmx_ucx_dest_t *dests = malloc((size_t)ntold * sizeof(*dests));
-        for (int i = 0; dests != NULL && i < ntold; i++)
-            dests[i] = rmx_dest(ctx, told[i]);
-        if (dests != NULL)
-            (void)rmx_ucx_flush_eps(&ctx->ucx, dests, ntold);
-        free(dests);
-    }
-    free(told);
+    /* One flush at most: a rank that saw our word may close before it answers (no harm). */
+    notify_live_ranks(ctx, rmx_ctrl_closing_offset(ctx->size, ctx->rank), 1, 0);
     double deadline = rmx_now_s() + ctx->cfg.peer_timeout_s;
     for (int r = 0; r < ctx->size; r++) {
         volatile uint64_t *word =
@@ -325,7 +319,7 @@ int rmx_sync_images(rmx_ctx_t *ctx, const int *images, int n)
                                          (size_t)ctx->rank * sizeof(uint64_t), 1);
         told[ntold++] = peer;
     }
-    int rc2 = notify_complete(ctx, told, ntold); /* all partners in one round trip */
+    int rc2 = notify_complete(ctx, told, ntold, 1); /* all partners in one round trip */
     rc = rc != RMX_OK ? rc : rc2;
     free(told);
     for (int i = 0; i < n && rc == RMX_OK; i++) {
