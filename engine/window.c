@@ -133,8 +133,8 @@ static int window_open(rmx_ctx_t *ctx, void *user_base, size_t len, int allocate
                        rmx_win_t **out)
 {
     rmx_win_t *win = calloc(1, sizeof(*win));
-    if (win == NULL)
-        return rmx_agree(ctx, RMX_ERR_NOMEM); /* still take part */
+    if (win == NULL) /* still take part, in the same exchange as the others */
+        return rmx_exchange_regions(ctx, RMX_ERR_NOMEM, NULL, 0);
     win->ctx = ctx;
     win->size = len;
     win->allocated = allocate;
