@@ -59,7 +59,7 @@ void _gfortran_caf_atomic_define(caf_token_t *token, size_t offset, int image_in
     rmx_dtype_t dt;
     int target = atomic_begin(entry, token, image_index, type, kind, stat, &dt);
     if (target >= 0)
-        caf_check(entry, rmx_rmw(token->win, value, 1, dt, NULL, target, offset,
+        caf_check(entry, rmx_rmw(token->win, value, 1, dt, NULL, target, offset + caf_token_disp(token, target),
                                  CAF_ATOMIC_ASSERT, RMX_OP_SWAP), stat, NULL, 0);
 }
 
@@ -71,7 +71,7 @@ void _gfortran_caf_atomic_ref(caf_token_t *token, size_t offset, int image_index
     int target = atomic_begin(entry, token, image_index, type, kind, stat, &dt);
     int64_t unused = 0;
     if (target >= 0)
-        caf_check(entry, rmx_rmw(token->win, &unused, 1, dt, value, target, offset,
+        caf_check(entry, rmx_rmw(token->win, &unused, 1, dt, value, target, offset + caf_token_disp(token, target),
                                  CAF_ATOMIC_ASSERT, RMX_OP_NO_OP), stat, NULL, 0);
 }
 
@@ -82,7 +82,7 @@ void _gfortran_caf_atomic_cas(caf_token_t *token, size_t offset, int image_index
     rmx_dtype_t dt;
     int target = atomic_begin(entry, token, image_index, type, kind, stat, &dt);
     if (target >= 0)
-        caf_check(entry, rmx_rmw2(token->win, compare, 1, dt, new_val, old, target, offset,
+        caf_check(entry, rmx_rmw2(token->win, compare, 1, dt, new_val, old, target, offset + caf_token_disp(token, target),
                                   CAF_ATOMIC_ASSERT, RMX_OP2_COMP_SWAP), stat, NULL, 0);
 }
 
@@ -103,7 +103,7 @@ void _gfortran_caf_atomic_op(int op, caf_token_t *token, size_t offset, int imag
     rmx_dtype_t dt;
     int target = atomic_begin(entry, token, image_index, type, kind, stat, &dt);
     if (target >= 0)
-        caf_check(entry, rmx_rmw(token->win, value, 1, dt, old, target, offset,
+        caf_check(entry, rmx_rmw(token->win, value, 1, dt, old, target, offset + caf_token_disp(token, target),
                                  CAF_ATOMIC_ASSERT, rop), stat, NULL, 0);
 }
 
@@ -118,7 +118,7 @@ static int lock_cas(caf_token_t *t, size_t index, int target, int64_t expect, in
                     int64_t *old)
 {
     return rmx_rmw2(t->win, &expect, 1, RMX_INT64, &desired, old, target,
-                    index * sizeof(int64_t), CAF_ATOMIC_ASSERT, RMX_OP2_COMP_SWAP);
+                    index * sizeof(int64_t) + caf_token_disp(t, target), CAF_ATOMIC_ASSERT, RMX_OP2_COMP_SWAP);
 }
 
 static int lock_begin(const char *entry, caf_token_t *token, size_t index, int image_index,
@@ -212,7 +212,8 @@ void _gfortran_caf_event_post(caf_token_t *token, size_t index, int image_index,
         return;
     int64_t one = 1;
     caf_check(entry, rmx_rmw(token->win, &one, 1, RMX_INT64, NULL, target,
-                             index * sizeof(int64_t), CAF_ATOMIC_ASSERT, RMX_OP_SUM),
+                             index * sizeof(int64_t) + caf_token_disp(token, target),
+                             CAF_ATOMIC_ASSERT, RMX_OP_SUM),
               stat, errmsg, errmsg_len);
 }
 
@@ -224,7 +225,7 @@ void _gfortran_caf_event_wait(caf_token_t *token, size_t index, int until_count,
     if (lock_begin(entry, token, index, me + 1, stat, errmsg, errmsg_len) < 0)
         return;
     int64_t want = until_count > 0 ? until_count : 1, count = 0, zero = 0;
-    size_t disp = index * sizeof(int64_t);
+    size_t disp = index * sizeof(int64_t) + caf_token_disp(token, me);
     /* Atomic reads of our own word progress the worker, so posts over any transport land. */
     for (unsigned tries = 0;; tries++) {
         int rc = rmx_rmw(token->win, &zero, 1, RMX_INT64, &count, me, disp, CAF_ATOMIC_ASSERT,
@@ -255,8 +256,8 @@ void _gfortran_caf_event_query(caf_token_t *token, size_t index, int image_index
         return;
     }
     int64_t zero = 0, value = 0;
-    int rc = rmx_rmw(token->win, &zero, 1, RMX_INT64, &value, target, index * sizeof(int64_t),
-                     CAF_ATOMIC_ASSERT, RMX_OP_NO_OP);
+    int rc = rmx_rmw(token->win, &zero, 1, RMX_INT64, &value, target,
+                     index * sizeof(int64_t) + caf_token_disp(token, target), CAF_ATOMIC_ASSERT, RMX_OP_NO_OP);
     if (rc == RMX_OK && count != NULL)
         *count = (int)value;
     caf_check(entry, rc, stat, NULL, 0);

@@ -42,6 +42,9 @@ rmx_ctx_t *caf_ctx(void)
         ctx = NULL;
         die("_gfortran_caf_init", rmx_strerror(rc));
     }
+    rc = caf_heap_init(ctx); /* collective: every image comes here first */
+    if (rc != RMX_OK)
+        die("_gfortran_caf_init", rmx_strerror(rc));
     return ctx;
 }
 
@@ -102,15 +105,15 @@ void caf_unsupported(const char *entry, int *stat, char *errmsg, size_t errmsg_l
 
 int caf_target(const char *entry, int image_index, int *stat, char *errmsg, size_t errmsg_len)
 {
-    int n = caf_nimages();
+    caf_team_t *t = caf_team();
     if (image_index == 0) /* gfortran's "no image selector": LOCK(l), ATOMIC_REF(v, a) */
         return caf_me();
-    if (image_index < 1 || image_index > n) {
+    if (image_index < 1 || image_index > t->size) {
         caf_fail(entry, stat, errmsg, errmsg_len, CAF_STAT_RMX_BASE - RMX_ERR_RANK,
-                 "image index %d outside 1..%d", image_index, n);
+                 "image index %d outside 1..%d", image_index, t->size);
         return -1;
     }
-    return image_index - 1;
+    return t->ranks[image_index - 1];
 }
 
 /* ---------------------------------------------------------------- init / finalize */
@@ -133,6 +136,8 @@ void _gfortran_caf_finalize(void)
     int rc = rmx_finalize(ctx); /* collective: completes everything, frees every window */
     ctx = NULL;
     finalized = 1;
+    caf_heap_fini();
+    caf_team_reset();
     while (live_tokens != NULL) {
         token_node_t *n = live_tokens;
         live_tokens = n->next;
@@ -143,23 +148,31 @@ void _gfortran_caf_finalize(void)
         die("_gfortran_caf_finalize", rmx_strerror(rc));
 }
 
+/* The team `distance` levels above the current one (the initial team at most). */
+static caf_team_t *team_above(int distance)
+{
+    caf_team_t *t = caf_team();
+    for (; distance > 0 && t->parent != NULL; distance--)
+        t = t->parent;
+    return t;
+}
+
 int _gfortran_caf_this_image(int distance)
 {
-    (void)distance; /* teams are not supported: the initial team is the only one */
-    return caf_me() + 1;
+    return team_above(distance)->me + 1;
 }
 
 int _gfortran_caf_num_images(int distance, int failed)
 {
-    (void)distance;
+    caf_team_t *t = team_above(distance);
     /* failed: 1 FAILED=.true. (count the failed images), 0 FAILED=.false. (the others), else
      * absent.  Under mpirun a dead image usually takes the job down first; the count is rmx's. */
     if (failed < 0)
-        return caf_nimages();
+        return t->size;
     int nfailed = 0;
-    for (int r = 0; r < caf_nimages(); r++)
-        nfailed += rmx_peer_status(caf_ctx(), r) == RMX_ERR_PEER;
-    return failed > 0 ? nfailed : caf_nimages() - nfailed;
+    for (int i = 0; i < t->size; i++)
+        nfailed += rmx_peer_status(caf_ctx(), t->ranks[i]) == RMX_ERR_PEER;
+    return failed > 0 ? nfailed : t->size - nfailed;
 }
 
 /* ---------------------------------------------------------------- register / deregister */
@@ -206,13 +219,89 @@ static size_t window_bytes(size_t size, int type)
     }
 }
 
+/* Inside a team a coarray cannot have a window of its own (window creation is collective over
+ * every image): each member allocates its copy in its heap and the members exchange where. */
+typedef struct heap_rec {
+    uint64_t disp;
+    int64_t ok;
+} heap_rec_t;
+
+static int register_in_team(caf_team_t *team, caf_token_t *t)
+{
+    size_t d = caf_heap_alloc(t->size);
+    heap_rec_t mine = {.disp = d, .ok = d != (size_t)-1};
+    heap_rec_t *all = malloc((size_t)team->size * sizeof(*all));
+    t->disp = calloc((size_t)caf_nimages(), sizeof(size_t));
+    if (all == NULL || t->disp == NULL)
+        mine.ok = 0;
+    if (mine.ok) /* zeroed, as a fresh window is: lock and event variables start unlocked/0 */
+        memset(caf_heap_base() + d, 0, t->size);
+    heap_rec_t dummy[1];
+    int rc = caf_team_allgather(team, &mine, sizeof(mine), all != NULL ? all : dummy);
+    for (int i = 0; rc == RMX_OK && i < team->size; i++)
+        if (!all[i].ok)
+            rc = i == team->me ? RMX_ERR_NOMEM : RMX_ERR_COLLECTIVE;
+    if (rc != RMX_OK) {
+        if (d == (size_t)-1)
+            fprintf(stderr, "libcaf_rmx: _gfortran_caf_register: %zu bytes do not fit in the "
+                    "heap window (RMX_CAF_HEAP, default %zu MiB)\n", t->size,
+                    CAF_HEAP_DEFAULT >> 20);
+        caf_heap_free(d);
+        free(all);
+        free(t->disp);
+        t->disp = NULL;
+        return rc;
+    }
+    for (int i = 0; i < team->size; i++)
+        t->disp[team->ranks[i]] = (size_t)all[i].disp;
+    free(all);
+    t->win = caf_heap_win();
+    t->base = caf_heap_base() + d;
+    t->team = team;
+    return RMX_OK;
+}
+
+/* Deallocate a coarray: collective over the team it was allocated in, and complete (the others
+ * may still be accessing it until everyone is here). */
+static int release_coarray(caf_token_t *t)
+{
+    int rc;
+    if (t->disp != NULL) {
+        rc = caf_team_sync(t->team);
+        caf_heap_free(t->disp[rmx_rank(caf_ctx())]);
+        free(t->disp);
+        t->disp = NULL;
+        t->win = NULL;
+    } else {
+        rc = rmx_win_free(&t->win); /* collective: completes, then every image lets go */
+    }
+    untrack_token(t);
+    free(t);
+    return rc;
+}
+
+int caf_release_team_coarrays(caf_team_t *team)
+{
+    int rc = RMX_OK;
+    /* Most recent first: every member registered them in the same order. */
+    for (token_node_t *n = live_tokens, *next; n != NULL; n = next) {
+        next = n->next;
+        if (n->token->team == team) {
+            int r = release_coarray(n->token);
+            if (rc == RMX_OK)
+                rc = r;
+            next = live_tokens; /* the list changed */
+        }
+    }
+    return rc;
+}
+
 void _gfortran_caf_register(size_t size, int type, caf_token_t **token, caf_desc_t *desc,
                             int *stat, char *errmsg, size_t errmsg_len)
 {
     static const char entry[] = "_gfortran_caf_register";
     if (type == CAF_REG_ALLOC_REGISTER_ONLY || type == CAF_REG_ALLOC_ALLOCATE_ONLY) {
-        caf_unsupported(entry, stat, errmsg, errmsg_len,
-                        "allocatable coarray components of derived types");
+        caf_register_component(size, type, token, desc, stat, errmsg, errmsg_len);
         return;
     }
     if (type < CAF_REG_COARRAY_STATIC || type > CAF_REG_EVENT_ALLOC || token == NULL) {
@@ -230,12 +319,18 @@ void _gfortran_caf_register(size_t size, int type, caf_token_t **token, caf_desc
     }
     t->kind = type;
     t->size = window_bytes(size, type);
-    /* ALLOCATE of a coarray synchronizes all images: this image's segment ends here, and the
-     * window creation below is collective.  A zero-size coarray still gets a non-NULL base,
-     * since gfortran reads base_addr != NULL as "allocated". */
-    int rc = type == CAF_REG_COARRAY_ALLOC ? rmx_sync_memory(c) : RMX_OK;
-    if (rc == RMX_OK)
-        rc = rmx_win_allocate(c, t->size > 0 ? t->size : 1, &t->base, &t->win);
+    caf_team_t *team = caf_team();
+    int rc;
+    if (team->parent != NULL) {
+        rc = register_in_team(team, t);
+    } else {
+        /* ALLOCATE of a coarray synchronizes all images: this image's segment ends here, and
+         * the window creation below is collective.  A zero-size coarray still gets a non-NULL
+         * base, since gfortran reads base_addr != NULL as "allocated". */
+        rc = type == CAF_REG_COARRAY_ALLOC ? rmx_sync_memory(c) : RMX_OK;
+        if (rc == RMX_OK)
+            rc = rmx_win_allocate(c, t->size > 0 ? t->size : 1, &t->base, &t->win);
+    }
     if (rc != RMX_OK) {
         untrack_token(t);
         free(t);
@@ -254,20 +349,17 @@ void _gfortran_caf_deregister(caf_token_t **token, int type, int *stat, char *er
                               size_t errmsg_len)
 {
     static const char entry[] = "_gfortran_caf_deregister";
-    if (type != 0) { /* CAF_DEREGTYPE_COARRAY_DEALLOCATE_ONLY: derived-type components */
-        caf_unsupported(entry, stat, errmsg, errmsg_len,
-                        "deallocating coarray components of derived types");
-        return;
-    }
     if (token == NULL || *token == NULL) {
         caf_fail(entry, stat, errmsg, errmsg_len, CAF_STAT_RMX_BASE - RMX_ERR_ARG,
                  "coarray is not registered");
         return;
     }
-    caf_token_t *t = *token;
-    int rc = rmx_win_free(&t->win); /* collective: completes, then every image lets go */
-    untrack_token(t);
-    free(t);
+    if (type != 0 || (*token)->kind == CAF_REG_ALLOC_REGISTER_ONLY) {
+        /* CAF_DEREGTYPE_COARRAY_DEALLOCATE_ONLY, or the token of a component */
+        caf_deregister_component(token, type, stat, errmsg, errmsg_len);
+        return;
+    }
+    int rc = release_coarray(*token);
     *token = NULL;
     caf_check(entry, rc, stat, errmsg, errmsg_len);
 }
@@ -288,7 +380,7 @@ static char *sync_errmsg(char **errmsg)
 
 void _gfortran_caf_sync_all(int *stat, char **errmsg_p, size_t errmsg_len)
 {
-    caf_check("_gfortran_caf_sync_all", rmx_sync_all(caf_ctx()), stat, sync_errmsg(errmsg_p),
+    caf_check("_gfortran_caf_sync_all", caf_team_sync(caf_team()), stat, sync_errmsg(errmsg_p),
               errmsg_len);
 }
 
@@ -304,11 +396,23 @@ void _gfortran_caf_sync_images(int count, int images[], int *stat, char **errmsg
     static const char entry[] = "_gfortran_caf_sync_images";
     char *errmsg = sync_errmsg(errmsg_p);
     rmx_ctx_t *c = caf_ctx();
-    if (count < 0) { /* SYNC IMAGES (*) */
+    caf_team_t *t = caf_team();
+    if (count < 0 && t->parent == NULL) { /* SYNC IMAGES (*) in the initial team */
         caf_check(entry, rmx_sync_images(c, NULL, 0), stat, errmsg, errmsg_len);
         return;
     }
-    int n = rmx_size(c);
+    int n = t->size;
+    if (count < 0) { /* SYNC IMAGES (*) in a team: every other image of it */
+        int *all = malloc((size_t)n * sizeof(int));
+        int k = 0;
+        for (int i = 0; all != NULL && i < n; i++)
+            if (i != t->me)
+                all[k++] = t->ranks[i];
+        caf_check(entry, all != NULL ? rmx_sync_images(c, all, k) : RMX_ERR_NOMEM, stat, errmsg,
+                  errmsg_len);
+        free(all);
+        return;
+    }
     int *ranks = malloc((size_t)(count > 0 ? count : 1) * sizeof(int));
     uint8_t *seen = calloc((size_t)n, 1);
     if (ranks == NULL || seen == NULL) {
@@ -328,7 +432,7 @@ void _gfortran_caf_sync_images(int count, int images[], int *stat, char **errmsg
                      "image %d listed twice", images[i]);
             bad = 1;
         }
-        ranks[i] = images[i] - 1;
+        ranks[i] = bad ? 0 : t->ranks[images[i] - 1];
     }
     if (!bad)
         caf_check(entry, rmx_sync_images(c, ranks, count), stat, errmsg, errmsg_len);

@@ -19,15 +19,7 @@
 #include <string.h>
 #include "caf_internal.h"
 
-typedef struct caf_section {
-    size_t elem;                 /* bytes per element */
-    int rank;                    /* 0: scalar */
-    size_t count;                /* elements in all */
-    size_t n[CAF_MAX_DIMS];      /* elements per dimension */
-    ptrdiff_t sm[CAF_MAX_DIMS];  /* byte stride per dimension */
-} caf_section_t;
-
-static void section_of(const caf_desc_t *d, caf_section_t *s)
+void caf_section_of(const caf_desc_t *d, caf_section_t *s)
 {
     s->elem = caf_desc_elem(d);
     s->rank = caf_desc_rank(d);
@@ -41,7 +33,7 @@ static void section_of(const caf_desc_t *d, caf_section_t *s)
     }
 }
 
-static void section_packed(caf_section_t *s, size_t elem, size_t count)
+void caf_section_packed(caf_section_t *s, size_t elem, size_t count)
 {
     s->elem = elem;
     s->rank = 1;
@@ -53,7 +45,7 @@ static void section_packed(caf_section_t *s, size_t elem, size_t count)
 size_t caf_desc_count(const caf_desc_t *d)
 {
     caf_section_t s;
-    section_of(d, &s);
+    caf_section_of(d, &s);
     return s.count;
 }
 
@@ -71,7 +63,7 @@ static ptrdiff_t section_offset(const caf_section_t *s, size_t i)
 ptrdiff_t caf_desc_elem_offset(const caf_desc_t *d, size_t i)
 {
     caf_section_t s;
-    section_of(d, &s);
+    caf_section_of(d, &s);
     return section_offset(&s, i);
 }
 
@@ -116,7 +108,7 @@ static void walker_next(walker_t *w)
 void caf_desc_pack(const caf_desc_t *d, void *packed)
 {
     caf_section_t s;
-    section_of(d, &s);
+    caf_section_of(d, &s);
     walker_t w;
     walker_init(&w, &s);
     for (size_t i = 0; i < s.count; i++, walker_next(&w))
@@ -126,7 +118,7 @@ void caf_desc_pack(const caf_desc_t *d, void *packed)
 void caf_desc_unpack(const caf_desc_t *d, const void *packed)
 {
     caf_section_t s;
-    section_of(d, &s);
+    caf_section_of(d, &s);
     walker_t w;
     walker_init(&w, &s);
     for (size_t i = 0; i < s.count; i++, walker_next(&w))
@@ -185,13 +177,14 @@ static ptrdiff_t section_low(const caf_section_t *s)
 
 /* Move the elements of remote section `rs` (first element at byte `disp` of target's window) from
  * (put) or to (get) local section `ls` at `local`.  Same element count and size on both sides. */
-static int transfer(caf_token_t *t, int put, void *local, const caf_section_t *ls, int target,
-                    ptrdiff_t disp, const caf_section_t *rs)
+int caf_transfer(caf_token_t *t, int put, void *local, const caf_section_t *ls, int target,
+                 ptrdiff_t disp, const caf_section_t *rs)
 {
     if (rs->count == 0)
         return RMX_OK;
     if (disp + section_low(rs) < 0)
         return RMX_ERR_RANGE;
+    disp += (ptrdiff_t)caf_token_disp(t, target);
     if (section_contiguous(rs) && section_contiguous(ls)) {
         size_t len = rs->count * rs->elem;
         return put ? rmx_put(t->win, local, len, target, (size_t)disp)
@@ -300,12 +293,7 @@ static int store_value(void *p, int type, int kind, const value_t *v)
     return 0;
 }
 
-typedef struct elem_type {
-    int type, kind;
-    size_t size;
-} elem_type_t;
-
-static elem_type_t elem_type_of(const caf_desc_t *d, int kind)
+elem_type_t caf_elem_type_of(const caf_desc_t *d, int kind)
 {
     return (elem_type_t){.type = d->dtype.type, .kind = kind, .size = caf_desc_elem(d)};
 }
@@ -347,7 +335,7 @@ static int pack_converted(void *packed, const elem_type_t *dt, size_t count, con
                           const elem_type_t *st)
 {
     caf_section_t s;
-    section_of(src, &s);
+    caf_section_of(src, &s);
     walker_t w;
     walker_init(&w, &s);
     for (size_t i = 0; i < count; i++) {
@@ -366,7 +354,7 @@ static int unpack_converted(const caf_desc_t *dst, const elem_type_t *dt, const 
                             size_t count, const elem_type_t *st)
 {
     caf_section_t s;
-    section_of(dst, &s);
+    caf_section_of(dst, &s);
     walker_t w;
     walker_init(&w, &s);
     for (size_t i = 0; i < s.count; i++, walker_next(&w))
@@ -377,8 +365,6 @@ static int unpack_converted(const caf_desc_t *dst, const elem_type_t *dt, const 
 }
 
 /* ---------------------------------------------------------------- entry points */
-/* A failure already reported through caf_fail (positive: never an rmx code). */
-#define CAF_REPORTED 1
 
 void _gfortran_caf_send(caf_token_t *token, size_t offset, int image_index, caf_desc_t *dest,
                         caf_vector_t *dst_vector, caf_desc_t *src, int dst_kind, int src_kind,
@@ -392,7 +378,7 @@ void _gfortran_caf_sendget(caf_token_t *dst_token, size_t dst_offset, int dst_im
                            caf_vector_t *src_vector, int dst_kind, int src_kind,
                            bool may_require_tmp, int *stat);
 
-static int check_shapes(const char *entry, const caf_section_t *to, const caf_section_t *from,
+int caf_check_shapes(const char *entry, const caf_section_t *to, const caf_section_t *from,
                         int *stat)
 {
     if (from->rank == 0 || from->count == to->count)
@@ -402,7 +388,7 @@ static int check_shapes(const char *entry, const caf_section_t *to, const caf_se
     return 0;
 }
 
-static int valid_token(const char *entry, caf_token_t *t, int *stat)
+int caf_valid_token(const char *entry, caf_token_t *t, int *stat)
 {
     if (t != NULL && t->win != NULL)
         return 1;
@@ -411,18 +397,18 @@ static int valid_token(const char *entry, caf_token_t *t, int *stat)
 }
 
 /* Put local descriptor `src` (any representation) into remote section `rs` of dst representation. */
-static int send_desc(const char *entry, caf_token_t *t, int target, size_t offset,
+int caf_send_desc(const char *entry, caf_token_t *t, int target, size_t offset,
                      const caf_section_t *rs, const elem_type_t *dt, caf_desc_t *src,
                      const elem_type_t *st, bool may_require_tmp, int *stat)
 {
     caf_section_t ls;
-    section_of(src, &ls);
-    if (!check_shapes(entry, rs, &ls, stat))
+    caf_section_of(src, &ls);
+    if (!caf_check_shapes(entry, rs, &ls, stat))
         return CAF_REPORTED;
     /* Source and destination can only overlap when the destination image is this one. */
     int overlap = may_require_tmp && target == caf_me();
     if (same_representation(dt, st) && (ls.rank > 0 || rs->rank == 0) && !overlap)
-        return transfer(t, 1, src->base_addr, &ls, target, (ptrdiff_t)offset, rs);
+        return caf_transfer(t, 1, src->base_addr, &ls, target, (ptrdiff_t)offset, rs);
     void *tmp = malloc(rs->count * dt->size);
     if (tmp == NULL)
         return RMX_ERR_NOMEM;
@@ -431,8 +417,8 @@ static int send_desc(const char *entry, caf_token_t *t, int target, size_t offse
         caf_unsupported(entry, stat, NULL, 0, "this type/kind conversion");
         rc = CAF_REPORTED;
     } else {
-        section_packed(&ls, dt->size, rs->count);
-        rc = transfer(t, 1, tmp, &ls, target, (ptrdiff_t)offset, rs);
+        caf_section_packed(&ls, dt->size, rs->count);
+        rc = caf_transfer(t, 1, tmp, &ls, target, (ptrdiff_t)offset, rs);
     }
     free(tmp); /* rmx_put: the source is reusable on return */
     return rc;
@@ -448,34 +434,34 @@ void _gfortran_caf_send(caf_token_t *token, size_t offset, int image_index, caf_
         return;
     }
     int target = caf_target(entry, image_index, stat, NULL, 0);
-    if (target < 0 || !valid_token(entry, token, stat))
+    if (target < 0 || !caf_valid_token(entry, token, stat))
         return;
     caf_section_t rs;
-    section_of(dest, &rs);
-    elem_type_t dt = elem_type_of(dest, dst_kind), st = elem_type_of(src, src_kind);
-    int rc = send_desc(entry, token, target, offset, &rs, &dt, src, &st, may_require_tmp, stat);
+    caf_section_of(dest, &rs);
+    elem_type_t dt = caf_elem_type_of(dest, dst_kind), st = caf_elem_type_of(src, src_kind);
+    int rc = caf_send_desc(entry, token, target, offset, &rs, &dt, src, &st, may_require_tmp, stat);
     if (rc != CAF_REPORTED)
         caf_check(entry, rc, stat, NULL, 0);
 }
 
 /* Get remote section `rs` (src representation) into local descriptor dest. */
-static int get_desc(const char *entry, caf_token_t *t, int target, ptrdiff_t disp,
+int caf_get_desc(const char *entry, caf_token_t *t, int target, ptrdiff_t disp,
                     const caf_section_t *rs, const elem_type_t *st, caf_desc_t *dest,
                     const elem_type_t *dt, bool may_require_tmp, int *stat)
 {
     caf_section_t ls;
-    section_of(dest, &ls);
-    if (!check_shapes(entry, &ls, rs, stat))
+    caf_section_of(dest, &ls);
+    if (!caf_check_shapes(entry, &ls, rs, stat))
         return CAF_REPORTED;
     int overlap = may_require_tmp && target == caf_me();
     if (same_representation(dt, st) && (rs->rank > 0 || ls.rank == 0) && !overlap)
-        return transfer(t, 0, dest->base_addr, &ls, target, disp, rs);
+        return caf_transfer(t, 0, dest->base_addr, &ls, target, disp, rs);
     void *tmp = malloc(rs->count * st->size + 1);
     if (tmp == NULL)
         return RMX_ERR_NOMEM;
     caf_section_t packed;
-    section_packed(&packed, st->size, rs->count);
-    int rc = transfer(t, 0, tmp, &packed, target, disp, rs);
+    caf_section_packed(&packed, st->size, rs->count);
+    int rc = caf_transfer(t, 0, tmp, &packed, target, disp, rs);
     if (rc == RMX_OK && !unpack_converted(dest, dt, tmp, rs->count, st)) {
         caf_unsupported(entry, stat, NULL, 0, "this type/kind conversion");
         rc = CAF_REPORTED;
@@ -494,12 +480,12 @@ void _gfortran_caf_get(caf_token_t *token, size_t offset, int image_index, caf_d
         return;
     }
     int target = caf_target(entry, image_index, stat, NULL, 0);
-    if (target < 0 || !valid_token(entry, token, stat))
+    if (target < 0 || !caf_valid_token(entry, token, stat))
         return;
     caf_section_t rs;
-    section_of(src, &rs);
-    elem_type_t st = elem_type_of(src, src_kind), dt = elem_type_of(dest, dst_kind);
-    int rc = get_desc(entry, token, target, (ptrdiff_t)offset, &rs, &st, dest, &dt,
+    caf_section_of(src, &rs);
+    elem_type_t st = caf_elem_type_of(src, src_kind), dt = caf_elem_type_of(dest, dst_kind);
+    int rc = caf_get_desc(entry, token, target, (ptrdiff_t)offset, &rs, &st, dest, &dt,
                       may_require_tmp, stat);
     if (rc != CAF_REPORTED)
         caf_check(entry, rc, stat, NULL, 0);
@@ -521,15 +507,15 @@ void _gfortran_caf_sendget(caf_token_t *dst_token, size_t dst_offset, int dst_im
     if (dtarget < 0)
         return;
     int starget = caf_target(entry, src_image_index, stat, NULL, 0);
-    if (starget < 0 || !valid_token(entry, dst_token, stat) ||
-        !valid_token(entry, src_token, stat))
+    if (starget < 0 || !caf_valid_token(entry, dst_token, stat) ||
+        !caf_valid_token(entry, src_token, stat))
         return;
     caf_section_t rs_src, rs_dst;
-    section_of(src, &rs_src);
-    section_of(dest, &rs_dst);
-    if (!check_shapes(entry, &rs_dst, &rs_src, stat))
+    caf_section_of(src, &rs_src);
+    caf_section_of(dest, &rs_dst);
+    if (!caf_check_shapes(entry, &rs_dst, &rs_src, stat))
         return;
-    elem_type_t st = elem_type_of(src, src_kind), dt = elem_type_of(dest, dst_kind);
+    elem_type_t st = caf_elem_type_of(src, src_kind), dt = caf_elem_type_of(dest, dst_kind);
     /* Get the source section packed into a temporary described like a local array, then send it. */
     size_t bytes = rs_src.count * st.size;
     void *tmp = malloc(bytes > 0 ? bytes : 1);
@@ -541,188 +527,18 @@ void _gfortran_caf_sendget(caf_token_t *dst_token, size_t dst_offset, int dst_im
         return;
     }
     caf_section_t packed;
-    section_packed(&packed, st.size, rs_src.count);
-    int rc = transfer(src_token, 0, tmp, &packed, starget, (ptrdiff_t)src_offset, &rs_src);
+    caf_section_packed(&packed, st.size, rs_src.count);
+    int rc = caf_transfer(src_token, 0, tmp, &packed, starget, (ptrdiff_t)src_offset, &rs_src);
     if (rc == RMX_OK) {
         tdesc->base_addr = tmp;
         tdesc->dtype = src->dtype;
         tdesc->dtype.rank = rs_src.rank > 0 ? 1 : 0;
         tdesc->span = (ptrdiff_t)st.size;
         tdesc->dim[0] = (caf_dim_t){.stride = 1, .lbound = 1, .ubound = (ptrdiff_t)rs_src.count};
-        rc = send_desc(entry, dst_token, dtarget, dst_offset, &rs_dst, &dt, tdesc, &st, 0, stat);
+        rc = caf_send_desc(entry, dst_token, dtarget, dst_offset, &rs_dst, &dt, tdesc, &st, 0, stat);
     }
     free(tmp);
     free(tdesc);
-    if (rc != CAF_REPORTED)
-        caf_check(entry, rc, stat, NULL, 0);
-}
-
-/* ---------------------------------------------------------------- by reference */
-/* gfortran's reference chain (libcaf.h caf_reference_t), for what *_by_ref can be asked. */
-enum { CAF_REF_COMPONENT = 0, CAF_REF_ARRAY, CAF_REF_STATIC_ARRAY };
-enum { ARR_NONE = 0, ARR_VECTOR, ARR_FULL, ARR_RANGE, ARR_SINGLE, ARR_OPEN_END, ARR_OPEN_START };
-
-typedef struct caf_ref {
-    struct caf_ref *next;
-    int type;
-    size_t item_size;
-    union {
-        struct {
-            ptrdiff_t offset, caf_token_offset;
-        } c;
-        struct {
-            unsigned char mode[CAF_MAX_DIMS];
-            int static_array_type;
-            union {
-                struct {
-                    ptrdiff_t start, end, stride;
-                } s;
-                struct {
-                    void *vector;
-                    size_t nvec;
-                    int kind;
-                } v;
-            } dim[CAF_MAX_DIMS];
-        } a;
-    } u;
-} caf_ref_t;
-
-static size_t triplet_count(ptrdiff_t start, ptrdiff_t end, ptrdiff_t stride)
-{
-    if (stride > 0)
-        return end >= start ? (size_t)((end - start) / stride) + 1 : 0;
-    return start >= end ? (size_t)((start - end) / -stride) + 1 : 0;
-}
-
-/* The remote section a reference chain designates.  gfortran uses *_by_ref for, among others,
- * `x = c(...)[i]` with x allocatable (reallocated to the result's shape); served here: one array
- * reference on an allocatable coarray (its bounds are the registered descriptor's, the same on
- * every image).  Returns NULL, or why the chain is not served. */
-static const char *ref_section(const caf_token_t *t, const caf_ref_t *ref, ptrdiff_t *disp,
-                               caf_section_t *rs)
-{
-    if (ref == NULL || ref->next != NULL || ref->type != CAF_REF_ARRAY || t->desc == NULL)
-        return "references through derived-type components or static arrays";
-    const caf_desc_t *d = t->desc;
-    int rank = caf_desc_rank(d);
-    ptrdiff_t span = d->span > 0 ? d->span : (ptrdiff_t)caf_desc_elem(d);
-    rs->elem = caf_desc_elem(d);
-    rs->rank = 0;
-    rs->count = 1;
-    *disp = 0;
-    for (int j = 0; j < rank; j++) {
-        ptrdiff_t lb = d->dim[j].lbound, ub = d->dim[j].ubound;
-        ptrdiff_t start = ref->u.a.dim[j].s.start, end = ref->u.a.dim[j].s.end;
-        ptrdiff_t stride = ref->u.a.dim[j].s.stride;
-        switch (ref->u.a.mode[j]) {
-        case ARR_FULL: start = lb, end = ub, stride = 1; break;
-        case ARR_RANGE: break;
-        case ARR_SINGLE: end = start, stride = 1; break;
-        case ARR_OPEN_END: end = ub; break;
-        case ARR_OPEN_START: start = lb; break;
-        case ARR_VECTOR: return "vector subscripts on a coindexed object";
-        default: return "an array reference of fewer subscripts than the array's rank";
-        }
-        if (stride == 0)
-            return "a zero stride";
-        size_t count = triplet_count(start, end, stride);
-        if (count > 0 && (start < lb || start > ub ||
-                          start + (ptrdiff_t)(count - 1) * stride > ub ||
-                          start + (ptrdiff_t)(count - 1) * stride < lb))
-            return "a subscript outside the coarray's bounds";
-        *disp += (start - lb) * d->dim[j].stride * span;
-        if (ref->u.a.mode[j] != ARR_SINGLE) {
-            rs->n[rs->rank] = count;
-            rs->sm[rs->rank] = stride * d->dim[j].stride * span;
-            rs->rank++;
-        }
-        rs->count *= count;
-    }
-    return NULL;
-}
-
-/* Give an allocatable destination the section's shape (bounds 1..n), reallocating if needed. */
-static int reshape_destination(caf_desc_t *dst, const caf_section_t *rs)
-{
-    /* An unallocated destination's bounds and strides are whatever was on the stack: only an
-     * allocated one has a shape to compare (UBSan caught the multiplication of garbage). */
-    if (dst->base_addr != NULL) {
-        caf_section_t ls;
-        section_of(dst, &ls);
-        int same = ls.rank == rs->rank;
-        for (int j = 0; same && j < rs->rank; j++)
-            same = ls.n[j] == rs->n[j];
-        if (same)
-            return RMX_OK;
-    }
-    size_t elem = caf_desc_elem(dst);
-    free(dst->base_addr);
-    dst->base_addr = malloc(rs->count * elem + 1);
-    if (dst->base_addr == NULL)
-        return RMX_ERR_NOMEM;
-    dst->dtype.rank = (signed char)rs->rank;
-    dst->span = (ptrdiff_t)elem;
-    ptrdiff_t stride = 1, offset = 0;
-    for (int j = 0; j < rs->rank; j++) {
-        dst->dim[j] = (caf_dim_t){.stride = stride, .lbound = 1, .ubound = (ptrdiff_t)rs->n[j]};
-        offset -= stride;
-        stride *= (ptrdiff_t)rs->n[j];
-    }
-    dst->offset = (size_t)offset;
-    return RMX_OK;
-}
-
-void _gfortran_caf_get_by_ref(caf_token_t *token, int image_index, caf_desc_t *dst,
-                              caf_ref_t *refs, int dst_kind, int src_kind, bool may_require_tmp,
-                              bool dst_reallocatable, int *stat, int src_type);
-void _gfortran_caf_send_by_ref(caf_token_t *token, int image_index, caf_desc_t *src,
-                               caf_ref_t *refs, int dst_kind, int src_kind, bool may_require_tmp,
-                               bool dst_reallocatable, int *stat, int dst_type);
-
-void _gfortran_caf_get_by_ref(caf_token_t *token, int image_index, caf_desc_t *dst,
-                              caf_ref_t *refs, int dst_kind, int src_kind, bool may_require_tmp,
-                              bool dst_reallocatable, int *stat, int src_type)
-{
-    static const char entry[] = "_gfortran_caf_get_by_ref";
-    int target = caf_target(entry, image_index, stat, NULL, 0);
-    if (target < 0 || !valid_token(entry, token, stat))
-        return;
-    ptrdiff_t disp;
-    caf_section_t rs;
-    const char *why = ref_section(token, refs, &disp, &rs);
-    if (why != NULL) {
-        caf_unsupported(entry, stat, NULL, 0, why);
-        return;
-    }
-    int rc = dst_reallocatable ? reshape_destination(dst, &rs) : RMX_OK;
-    elem_type_t st = {.type = src_type, .kind = src_kind, .size = rs.elem};
-    elem_type_t dt = elem_type_of(dst, dst_kind);
-    if (rc == RMX_OK)
-        rc = get_desc(entry, token, target, disp, &rs, &st, dst, &dt, may_require_tmp, stat);
-    if (rc != CAF_REPORTED)
-        caf_check(entry, rc, stat, NULL, 0);
-}
-
-void _gfortran_caf_send_by_ref(caf_token_t *token, int image_index, caf_desc_t *src,
-                               caf_ref_t *refs, int dst_kind, int src_kind, bool may_require_tmp,
-                               bool dst_reallocatable, int *stat, int dst_type)
-{
-    static const char entry[] = "_gfortran_caf_send_by_ref";
-    (void)dst_reallocatable; /* a coarray is never reallocated by assignment */
-    int target = caf_target(entry, image_index, stat, NULL, 0);
-    if (target < 0 || !valid_token(entry, token, stat))
-        return;
-    ptrdiff_t disp;
-    caf_section_t rs;
-    const char *why = ref_section(token, refs, &disp, &rs);
-    if (why != NULL) {
-        caf_unsupported(entry, stat, NULL, 0, why);
-        return;
-    }
-    elem_type_t dt = {.type = dst_type, .kind = dst_kind, .size = rs.elem};
-    elem_type_t st = elem_type_of(src, src_kind);
-    int rc = send_desc(entry, token, target, (size_t)disp, &rs, &dt, src, &st, may_require_tmp,
-                       stat);
     if (rc != CAF_REPORTED)
         caf_check(entry, rc, stat, NULL, 0);
 }
