@@ -109,6 +109,10 @@ $(BUILD)/tests/caf/%: tests/caf/%.f90 $(BUILD)/libcaf_rmx.a $(BUILD)/librmx.a
 
 caf: $(BUILD)/libcaf_rmx.a $(BUILD)/libcaf_rmx.so $(CAF_PROG)
 
+# The same Fortran benchmark on libcaf_rmx and on OpenCoarrays (perf/caf/run.sh).
+perf-caf: caf
+	BUILD=$(BUILD) perf/caf/run.sh $(PERF_CAF_ARGS)
+
 # The same programs against OpenCoarrays' libcaf_openmpi, when its `caf` wrapper is installed:
 # tests/test_caf_compare.c runs both builds and compares their output.  tests/caf/compare.conf
 # lists the programs left out (`skip` lines, shell globs), each with its reason.
@@ -120,10 +124,6 @@ $(BUILD)/tests/caf-oca/%: tests/caf/%.f90
 	@mkdir -p $(BUILD)/tests/caf-oca/mod
 	$(CAF_OCA) $(CAF_FFLAGS) -J$(BUILD)/tests/caf-oca/mod -o $@ $< || \
 	  { echo "$<: does not build against OpenCoarrays; if it cannot, list it in tests/caf/compare.conf with the reason" >&2; exit 1; }
-
-# The same Fortran benchmark on libcaf_rmx and on OpenCoarrays (perf/caf/run.sh).
-perf-caf: caf
-	BUILD=$(BUILD) perf/caf/run.sh $(PERF_CAF_ARGS)
 
 $(BUILD)/obj/tests/%.o: CFLAGS_ALL += -DRMX_TEST_BIN_DIR='"$(CURDIR)/$(BUILD)/tests"'
 $(BUILD)/obj/tests/%.o: CFLAGS_ALL += -DRMX_TEST_SRC_DIR='"$(CURDIR)/tests"'
