@@ -22,9 +22,9 @@ OC_REPO=${OC_REPO:-/work/.mirror/sourceryinstitute+OpenCoarrays/repo}
 OC_TAG=${OC_TAG:-2.10.1}
 TIMEOUT=${OC_TIMEOUT:-60}
 OUT=${OC_OUT:-$BUILD/oc-suite}
-FFLAGS="-fcoarray=lib -O2 -g"
+FFLAGS=(-fcoarray=lib -O2 -g)
 # The utilities' feature macros, as OpenCoarrays' CMake sets them for gfortran >= 7.
-UTIL_DEFS="-DHAVE_ERROR_STOP_IN_PURE -DHAVE_VARIABLE_STOP_CODE -DUSE_ASSERTIONS=.true."
+UTIL_DEFS=(-DHAVE_ERROR_STOP_IN_PURE -DHAVE_VARIABLE_STOP_CODE -DUSE_ASSERTIONS=.true.)
 RMX_LIBS="$BUILD/libcaf_rmx.a $BUILD/librmx.a $(pkg-config --libs ucx hwloc pmix) -lpthread -lm"
 MPIRUN="mpirun --allow-run-as-root --oversubscribe"
 
@@ -75,29 +75,31 @@ while read -r name np tgt args; do
 done < <(git -C "$OC_REPO" show "$OC_TAG:CMakeLists.txt" |
          sed -n 's/^[[:space:]]*add_caf_test(\([^)]*\)).*/\1/p')
 
-# build RT TARGET: compile and link TARGET for runtime RT (oca | rmx); prints "" on success, else
-# "compile error" or "link error (symbols)".
-build_utils() {   # the test utilities (assertions), linked into every program like CMake does
+# The test utilities (assertions), linked into every program as OpenCoarrays' CMake does.
+build_utils() {
     local rt=$1 fc=$2 d="$OUT/$1/utils"
     mkdir -p "$d"
     for s in opencoarrays_object_interface.f90 oc_assertions_interface.F90 oc_assertions_implementation.F90; do
-        $fc $FFLAGS $UTIL_DEFS -J"$d" -c "$T/utilities/$s" -o "$d/${s%.*}.o" >> "$OUT/logs/utils-$rt.log" 2>&1 ||
+        $fc "${FFLAGS[@]}" "${UTIL_DEFS[@]}" -J"$d" -c "$T/utilities/$s" -o "$d/${s%.*}.o" >> "$OUT/logs/utils-$rt.log" 2>&1 ||
             { echo "opencoarrays-suite: the test utilities do not build for $rt (see $OUT/logs/utils-$rt.log)" >&2; exit 2; }
     done
 }
+# build RT TARGET: compile and link TARGET for runtime RT (oca | rmx); prints nothing on success,
+# else "compile error" or "link error (the undefined symbols)".
 build() {
     local rt=$1 tgt=$2 fc libs d="$OUT/$1/$2" log="$OUT/logs/$2.$1.build.log" objs=()
     if [ "$rt" = oca ]; then fc=caf; libs=""; else fc=gfortran; libs=$RMX_LIBS; fi
     mkdir -p "$d"
     for s in ${SRCS[$tgt]}; do
-        local o="$d/$(basename "${s%.*}").o"
-        if ! $fc $FFLAGS -I"$OUT/inc" -I"$OUT/$rt/utils" -J"$d" -c "$T/$s" -o "$o" >> "$log" 2>&1; then
+        local o
+        o="$d/$(basename "${s%.*}").o"
+        if ! $fc "${FFLAGS[@]}" -I"$OUT/inc" -I"$OUT/$rt/utils" -J"$d" -c "$T/$s" -o "$o" >> "$log" 2>&1; then
             echo "compile error"; return
         fi
         objs+=("$o")
     done
     # shellcheck disable=SC2086
-    if ! $fc $FFLAGS -o "$d/$tgt" "${objs[@]}" "$OUT/$rt"/utils/*.o $libs >> "$log" 2>&1; then
+    if ! $fc "${FFLAGS[@]}" -o "$d/$tgt" "${objs[@]}" "$OUT/$rt"/utils/*.o $libs >> "$log" 2>&1; then
         local syms
         syms=$(sed -n "s/.*undefined reference to \`\([^']*\)'.*/\1/p" "$log" | sort -u | tr '\n' ' ')
         echo "link error (${syms% })"
@@ -133,7 +135,6 @@ build_utils oca caf
 build_utils rmx gfortran
 
 declare -A TOTAL
-ROWS=()
 printf '%-48s %6s  %-26s %s\n' test images OpenCoarrays libcaf_rmx
 for t in "${TESTS[@]}"; do
     IFS='|' read -r name np tgt args <<< "$t"
