@@ -221,22 +221,23 @@ program caf_co_reduce
   if (me == 1 .and. z4 /= cmplx(tri, n, 4)) error stop 'co_sum complex(4)'
   r4 = [real(me), 2., -real(me)]; call co_max(r4)
   if (any(r4 /= [real(n), 2., -1.])) error stop 'co_max real(4) array'
-  wides = [4_'ab' // char(int(z'3042') + me, kind=4), 4_'zz' // char(int(z'3042') - me, kind=4)]
+  wides = [4_'ab' // char(int(z'3000') + 255 * me, kind=4), 4_'zz' // char(int(z'3042') - me, kind=4)]
   call co_max(wides)
-  if (wides(1) /= 4_'ab' // char(int(z'3042') + n, kind=4)) error stop 'co_max character kind 4'
+  if (wides(1) /= 4_'ab' // char(int(z'3000') + 255 * n, kind=4)) error stop 'co_max character kind 4'
   if (wides(2) /= 4_'zz' // char(int(z'3042') - 1, kind=4)) error stop 'co_max character kind 4 (2)'
+  ! (code points 255 apart: their low bytes fall while they rise, so byte order would be wrong)
   ! ERRMSG= (passed by value) with lengths in each of the three ABI cases: A's kind is still
   ! found, and ERRMSG stays as it was (nothing can reach the caller)
   msg5 = 'x'; msg12 = 'y'; msg40 = 'z'
-  wide = 4_'m' // char(int(z'3042') + me, kind=4) // 4_'m'
+  wide = 4_'m' // char(int(z'3000') + 255 * me, kind=4) // 4_'m'
   call co_min(wide, stat=st, errmsg=msg5)
-  if (st /= 0 .or. wide /= 4_'m' // char(int(z'3042') + 1, kind=4) // 4_'m') error stop 'co_min kind 4, short errmsg'
-  wide = 4_'m' // char(int(z'3042') + me, kind=4) // 4_'m'
+  if (st /= 0 .or. wide /= 4_'m' // char(int(z'3000') + 255, kind=4) // 4_'m') error stop 'co_min kind 4, short errmsg'
+  wide = 4_'m' // char(int(z'3000') + 255 * me, kind=4) // 4_'m'
   call co_max(wide, stat=st, errmsg=msg12)
-  if (st /= 0 .or. wide /= 4_'m' // char(int(z'3042') + n, kind=4) // 4_'m') error stop 'co_max kind 4, errmsg of 12'
-  wide = 4_'m' // char(int(z'3042') + me, kind=4) // 4_'m'
+  if (st /= 0 .or. wide /= 4_'m' // char(int(z'3000') + 255 * n, kind=4) // 4_'m') error stop 'co_max kind 4, errmsg of 12'
+  wide = 4_'m' // char(int(z'3000') + 255 * me, kind=4) // 4_'m'
   call co_reduce(wide, wmax, stat=st, errmsg=msg40)
-  if (st /= 0 .or. wide /= 4_'m' // char(int(z'3042') + n, kind=4) // 4_'m') error stop 'co_reduce kind 4, long errmsg'
+  if (st /= 0 .or. wide /= 4_'m' // char(int(z'3000') + 255 * n, kind=4) // 4_'m') error stop 'co_reduce kind 4, long errmsg'
   write (word, '(a,i0)') 'zz-image-', me
   call co_reduce(word, strmin_any, stat=st, errmsg=msg12)
   if (st /= 0 .or. word /= 'zz-image-1') error stop 'co_reduce assumed length, errmsg of 12'
