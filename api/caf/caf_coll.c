@@ -25,11 +25,21 @@
  *    offset too, and a pointer array's span really differs from elem_len (p => a%i), so span is
  *    believed only when offset agrees with the bounds (offset = -sum lbound*stride, true of every
  *    descriptor whose base_addr is its first element) — otherwise elements are elem_len apart.
- *  - ERRMSG=: the CHARACTER variable *by value* (an aggregate argument: a copy on the stack when
- *    longer than 16 bytes, one or two registers otherwise).  Nothing written here can reach the
- *    caller, so ERRMSG= is never written, and the arguments after it are shifted: the `errmsg`,
- *    `a_len` and `errmsg_len` parameters hold whichever of the string's bytes, A's character
- *    length or ERRMSG's length landed there (char_kind sorts it out).  STAT= works.
+ *  - ERRMSG=: the CHARACTER variable *by value* (an aggregate argument of the x86-64 ABI: in one
+ *    or two argument registers when it has at most 16 bytes and enough registers remain, else a
+ *    copy on the stack).  Nothing written here can reach the caller, so ERRMSG= is never
+ *    written, and the arguments after it are shifted: the `errmsg`, `a_len` and `errmsg_len`
+ *    parameters hold whichever of the string's bytes, A's character length or ERRMSG's length
+ *    landed there (char_kind sorts it out).  STAT= works.
+ *
+ * gfortran 12 bugs no runtime can repair (seen in its generated code): CO_BROADCAST of a
+ * non-allocatable (explicit- or assumed-shape) array of a derived type with allocatable
+ * components walks a descriptor it never initialized; of a
+ * derived-type component that itself has allocatable components, it broadcasts that component
+ * whole after its allocatable parts, so the receivers get the source's pointers; of a
+ * deferred-length character component, it passes elem_len 0 (nothing moves but the length); and
+ * it drops STAT= for any derived type with allocatable components.  CO_SUM(x%c) and the like pass
+ * all of x (a derived type is refused here; z%re of a complex z sums both parts).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -391,6 +401,8 @@ static void co_intrinsic(const char *entry, caf_desc_t *a, int result_image, int
     fold_t f = {.op = op, .type = a->dtype.type, .elem = caf_desc_elem(a)};
     const char *why = arg_section(a, &s) ? intrinsic_supported(f.type, f.elem, op)
                                          : "argument rank outside 0..15";
+    if (why == NULL && f.elem > c.slot)
+        why = "a character element longer than a collective scratch slot";
     /* Refused before any communication, identically on every image. */
     if (why != NULL) {
         caf_unsupported(entry, stat, NULL, 0, why);

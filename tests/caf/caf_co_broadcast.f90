@@ -60,6 +60,7 @@ program caf_co_broadcast
   type(rec) :: recs(4)
   type(rec), target :: pick(5)
   type(big_t), allocatable :: big
+  type(nsaa_t), allocatable :: arr(:)
   integer, pointer :: ids(:)
   character(len=6) :: word, words(3)
   character(len=3, kind=4) :: wide
@@ -94,6 +95,19 @@ program caf_co_broadcast
   call dirty_stack()
   call bcast_in_subroutine()
   if (me == 1) print '(a,*(1x,i0))', 'mixed:', nsas%i, nsas%j, asas%i, asas%j, nsaa%i, nsaa%j, naaa%i, naaa%j
+
+  ! ---- an allocatable array of them (gfortran 12 walks an uninitialized descriptor for a
+  !      non-allocatable array of such a type, so only this kind of array can be tested)
+  allocate(arr(3))
+  do i = 1, 3
+    arr(i)%i = me * 10 + i
+    allocate(arr(i)%j(i))
+    arr(i)%j = -me
+  end do
+  call co_broadcast(arr, n)
+  do i = 1, 3
+    if (arr(i)%i /= n * 10 + i .or. any(arr(i)%j /= -n)) error stop 'allocatable array of a type with allocatable components'
+  end do
 
   ! ---- allocatable components of every intrinsic type and up to rank 15, from the last image
   content = dynamic(string_array=['text', 'more'], scalar=(0., 1.), vector=[integer ::], &
