@@ -156,6 +156,11 @@ program caf_co_broadcast
   ids => pick(1:5:2)%id
   call co_broadcast(ids, n)
   if (any(pick%id /= [n * 100 + 1, me * 100 + 2, n * 100 + 3, me * 100 + 4, n * 100 + 5])) error stop 'pointer with span'
+  pick%id = me
+  ids => pick(4:1:-3)%id ! negative stride, remapped bounds
+  ids(0:1) => pick(4:1:-3)%id
+  call co_broadcast(ids, 1)
+  if (any(pick%id /= [1, me, me, 1, me])) error stop 'pointer with span, negative stride'
 
   ! ---- character scalars and arrays, kind 1 and kind 4
   write (word, '(a,i0)') 'image', me
