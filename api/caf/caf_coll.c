@@ -47,7 +47,7 @@
 #include "caf_internal.h"
 
 /* See the top of the file: what arrives in errmsg/errmsg_len of a CO_* call is not usable. */
-#define DROP_ERRMSG() (errmsg = NULL, errmsg_len = 0)
+#define IGNORE_ERRMSG() ((void)errmsg, (void)errmsg_len)
 
 /* ---------------------------------------------------------------- the argument A */
 /* Element distance of A in bytes: span only where gfortran set it (see the top of the file). */
@@ -155,19 +155,18 @@ static void copy_bytes(const caf_desc_t *a, const caf_section_t *s, size_t off, 
 }
 
 /* ---------------------------------------------------------------- rounds in the team */
+/* One collective call.  No ERRMSG= here: what arrives in its place is not the caller's variable
+ * (top of the file). */
 typedef struct coll {
     const char *entry;
     caf_team_t *t;
     int *stat;
-    char *errmsg;
-    size_t errmsg_len;
     size_t slot; /* bytes per scratch slot */
 } coll_t;
 
-static void coll_begin(coll_t *c, const char *entry, int *stat, char *errmsg, size_t errmsg_len)
+static void coll_begin(coll_t *c, const char *entry, int *stat)
 {
-    *c = (coll_t){.entry = entry, .t = caf_team(), .stat = stat, .errmsg = errmsg,
-                  .errmsg_len = errmsg_len};
+    *c = (coll_t){.entry = entry, .t = caf_team(), .stat = stat};
     caf_heap_scratch_disp(0, 0, &c->slot);
 }
 
@@ -177,10 +176,10 @@ static char *slot_of(const coll_t *c, unsigned bank, int i)
     return caf_heap_base() + caf_heap_scratch_disp(bank, c->t->ranks[i], NULL);
 }
 
-/* One round: when `send`, this image's slot of a fresh bank, already filled through `fill`
- * (len bytes), goes to team image `to` (every other member when to < 0); then the team barrier,
- * which every member reaches even when a put failed so that none waits forever.  An rmx code;
- * *bank is the round's bank. */
+/* One round in `bank`: when `send`, the first len bytes of this image's slot, already filled, go
+ * into the same slot at team image `to` (at every other member when to < 0); then the team
+ * barrier, which every member reaches even when a put failed so that none waits forever.  An rmx
+ * code. */
 static int coll_round(const coll_t *c, unsigned bank, int send, size_t len, int to)
 {
     caf_team_t *t = c->t;
@@ -353,7 +352,7 @@ static void reduce(coll_t *c, caf_desc_t *a, const caf_section_t *s, int result_
     caf_team_t *t = c->t;
     int to = -1; /* team index of the result image; -1: all */
     if (result_image != 0) {
-        if (caf_target(c->entry, result_image, c->stat, c->errmsg, c->errmsg_len) < 0)
+        if (caf_target(c->entry, result_image, c->stat, NULL, 0) < 0)
             return;
         to = result_image - 1;
     }
@@ -389,7 +388,7 @@ static void reduce(coll_t *c, caf_desc_t *a, const caf_section_t *s, int result_
         }
         e0 += cnt;
     } while (e0 < s->count);
-    caf_check(c->entry, rc, c->stat, c->errmsg, c->errmsg_len);
+    caf_check(c->entry, rc, c->stat, NULL, 0);
 }
 
 static void co_intrinsic(const char *entry, caf_desc_t *a, int result_image, int *stat,
@@ -397,7 +396,7 @@ static void co_intrinsic(const char *entry, caf_desc_t *a, int result_image, int
 {
     coll_t c;
     caf_section_t s;
-    coll_begin(&c, entry, stat, NULL, 0);
+    coll_begin(&c, entry, stat);
     fold_t f = {.op = op, .type = a->dtype.type, .elem = caf_desc_elem(a)};
     const char *why = arg_section(a, &s) ? intrinsic_supported(f.type, f.elem, op)
                                          : "argument rank outside 0..15";
@@ -555,9 +554,8 @@ void _gfortran_caf_co_reduce(caf_desc_t *a, void *(*opr)(void *, void *), int op
 void _gfortran_caf_co_sum(caf_desc_t *a, int result_image, int *stat, char *errmsg,
                           size_t errmsg_len)
 {
-    DROP_ERRMSG();
-    co_intrinsic("_gfortran_caf_co_sum", a, result_image, stat, errmsg, 0, errmsg_len,
-                 RED_SUM);
+    IGNORE_ERRMSG();
+    co_intrinsic("_gfortran_caf_co_sum", a, result_image, stat, NULL, 0, 0, RED_SUM);
 }
 
 void _gfortran_caf_co_min(caf_desc_t *a, int result_image, int *stat, char *errmsg, int a_len,
@@ -578,11 +576,11 @@ void _gfortran_caf_co_max(caf_desc_t *a, int result_image, int *stat, char *errm
 void _gfortran_caf_co_broadcast(caf_desc_t *a, int source_image, int *stat, char *errmsg,
                                 size_t errmsg_len)
 {
-    DROP_ERRMSG();
+    IGNORE_ERRMSG();
     static const char entry[] = "_gfortran_caf_co_broadcast";
     coll_t c;
     caf_section_t s;
-    coll_begin(&c, entry, stat, errmsg, errmsg_len);
+    coll_begin(&c, entry, stat);
     if (!arg_section(a, &s)) {
         caf_unsupported(entry, stat, NULL, 0, "argument rank outside 0..15");
         return;
@@ -615,7 +613,7 @@ void _gfortran_caf_co_reduce(caf_desc_t *a, void *(*opr)(void *, void *), int op
     static const char entry[] = "_gfortran_caf_co_reduce";
     coll_t c;
     caf_section_t s;
-    coll_begin(&c, entry, stat, NULL, 0);
+    coll_begin(&c, entry, stat);
     fold_t f = {.op = RED_USER, .type = a->dtype.type, .elem = caf_desc_elem(a),
                 .opr = (void (*)(void))opr};
     const char *why = !arg_section(a, &s) ? "argument rank outside 0..15"
