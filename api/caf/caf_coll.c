@@ -573,6 +573,11 @@ void _gfortran_caf_co_max(caf_desc_t *a, int result_image, int *stat, char *errm
                  RED_MAX);
 }
 
+/* Each round's slot starts with the source's size of A, so that every image takes part in as
+ * many rounds as the source needs even where its own A differs (non-conforming, but an
+ * allocatable component left unallocated is easily done): reported then, never written. */
+#define BCAST_HEADER ((size_t)64)
+
 void _gfortran_caf_co_broadcast(caf_desc_t *a, int source_image, int *stat, char *errmsg,
                                 size_t errmsg_len)
 {
@@ -589,20 +594,38 @@ void _gfortran_caf_co_broadcast(caf_desc_t *a, int source_image, int *stat, char
         return;
     caf_team_t *t = c.t;
     int src = source_image - 1, rc = RMX_OK;
-    size_t bytes = s.count * s.elem, done = 0;
+    /* An unallocated allocatable component comes with base_addr NULL (and stale bounds) */
+    size_t mine = a->base_addr != NULL ? s.count * s.elem : 0;
+    size_t total = t->me == src ? mine : 0, done = 0, payload = c.slot - BCAST_HEADER;
     do { /* one round even for no bytes: STAT= still learns of stopped or failed images */
-        size_t len = bytes - done < c.slot ? bytes - done : c.slot;
+        size_t len = total - done < payload ? total - done : payload;
         unsigned bank = next_bank(&c);
-        char *from = slot_of(&c, bank, src);
-        if (t->me == src)
-            copy_bytes(a, &s, done, len, from, 1);
-        rc = coll_round(&c, bank, t->me == src, len, -1);
+        char *slot = slot_of(&c, bank, src);
+        if (t->me == src) {
+            uint64_t h = total;
+            memcpy(slot, &h, sizeof(h));
+            copy_bytes(a, &s, done, len, slot + BCAST_HEADER, 1);
+        }
+        rc = coll_round(&c, bank, t->me == src, BCAST_HEADER + len, -1);
         if (rc != RMX_OK)
             break;
-        if (t->me != src)
-            copy_bytes(a, &s, done, len, from, 0);
+        if (t->me != src) {
+            uint64_t h;
+            memcpy(&h, slot, sizeof(h));
+            total = (size_t)h;
+            len = total - done < payload ? total - done : payload;
+            if (total == mine)
+                copy_bytes(a, &s, done, len, slot + BCAST_HEADER, 0);
+        }
         done += len;
-    } while (done < bytes);
+    } while (done < total);
+    if (rc == RMX_OK && total != mine) {
+        caf_fail(entry, stat, NULL, 0, CAF_STAT_RMX_BASE - RMX_ERR_ARG,
+                 "A has %zu bytes here but %zu on SOURCE_IMAGE %d (an allocatable component "
+                 "not allocated alike, or another shape); left unchanged",
+                 mine, total, source_image);
+        return;
+    }
     caf_check(entry, rc, stat, NULL, 0);
 }
 

@@ -61,6 +61,7 @@ program caf_co_broadcast
   type(rec), target :: pick(5)
   type(big_t), allocatable :: big
   type(nsaa_t), allocatable :: arr(:)
+  integer, allocatable :: odd(:)
   integer, pointer :: ids(:)
   character(len=6) :: word, words(3)
   character(len=3, kind=4) :: wide
@@ -195,6 +196,16 @@ program caf_co_broadcast
   if (big%tail /= n) error stop 'big scalar: tail'
   if (any(big%x /= [(real(n, 8) * i, i = 1, size(big%x))])) error stop 'big scalar'
 
+  ! ---- allocatable components allocated nowhere: gfortran passes a null base address (and for
+  !      an array stale bounds); nothing moves
+  call bcast_unallocated()
+  ! ---- a non-conforming size elsewhere than on the source is reported, and left unchanged
+  allocate(odd(merge(3, 2, me == 1)))
+  odd = me
+  call co_broadcast(odd, 1, stat=st)
+  if (me == 1 .and. st /= 0) error stop 'size mismatch: the source must succeed'
+  if (me /= 1 .and. (st == 0 .or. any(odd /= me))) error stop 'size mismatch must be reported, A unchanged'
+
   ! ---- a bad SOURCE_IMAGE is reported through STAT=
   call co_broadcast(word, n + 1, stat=st)
   if (st == 0) error stop 'co_broadcast with a bad source_image must fail'
@@ -206,6 +217,15 @@ contains
     integer(8), volatile :: junk(512)
     junk = 2_8**40 + 3
     if (junk(512) /= 2_8**40 + 3) error stop 'dirty_stack'
+  end subroutine
+  subroutine bcast_unallocated()
+    type(asas_t) :: none
+    type(nsaa_t) :: empty
+    empty%i = me
+    call co_broadcast(none, 1)
+    call co_broadcast(empty, n)
+    if (allocated(none%i) .or. allocated(none%j) .or. allocated(empty%j)) error stop 'unallocated components'
+    if (empty%i /= n) error stop 'beside an unallocated component'
   end subroutine
   subroutine bcast_in_subroutine()
     integer :: k
