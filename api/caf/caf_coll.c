@@ -80,6 +80,17 @@ static int arg_section(const caf_desc_t *a, caf_section_t *s)
     return 1;
 }
 
+/* A with elements but no storage: an unallocated allocatable (not a valid argument of a
+ * reduction).  Reported before any communication rather than a crash in memcpy. */
+static int arg_missing(const char *entry, const caf_desc_t *a, const caf_section_t *s, int *stat)
+{
+    if (a->base_addr != NULL || s->count == 0 || s->elem == 0)
+        return 0;
+    caf_fail(entry, stat, NULL, 0, CAF_STAT_RMX_BASE - RMX_ERR_ARG,
+             "A has no storage (an unallocated allocatable?)");
+    return 1;
+}
+
 /* Elements laid out one after the other from base_addr: element e at e * elem. */
 static int section_contiguous(const caf_section_t *s)
 {
@@ -407,6 +418,8 @@ static void co_intrinsic(const char *entry, caf_desc_t *a, int result_image, int
         caf_unsupported(entry, stat, NULL, 0, why);
         return;
     }
+    if (arg_missing(entry, a, &s, stat))
+        return;
     if (f.type == CAF_BT_CHARACTER)
         f.kind4 = char_kind(f.elem, errmsg, a_len, errmsg_len, &f.clen) == 4;
     reduce(&c, a, &s, result_image, &f);
@@ -648,6 +661,8 @@ void _gfortran_caf_co_reduce(caf_desc_t *a, void *(*opr)(void *, void *), int op
         caf_unsupported(entry, stat, NULL, 0, why);
         return;
     }
+    if (arg_missing(entry, a, &s, stat))
+        return;
     if (f.type == CAF_BT_CHARACTER)
         f.kind4 = char_kind(f.elem, errmsg, a_len, errmsg_len, &f.clen) == 4;
     if (f.apply == opr_char || f.apply == opr_sret) {
