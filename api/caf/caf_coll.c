@@ -474,6 +474,19 @@ static void opr_char(const fold_t *f, void *acc, const void *in)
     memcpy(acc, f->tmp, f->elem);
 }
 
+/* The same with VALUE arguments (CHARACTER(1) in practice): a character aggregate of at most 8
+ * bytes travels in one integer register, as a uint64_t holding its bytes does. */
+static void opr_char_val(const fold_t *f, void *acc, const void *in)
+{
+    void (*op)(char *, size_t, uint64_t, uint64_t, size_t, size_t) =
+        (void (*)(char *, size_t, uint64_t, uint64_t, size_t, size_t))f->opr;
+    uint64_t x = 0, y = 0;
+    memcpy(&x, acc, f->elem);
+    memcpy(&y, in, f->elem);
+    op(f->tmp, f->clen, x, y, f->clen, f->clen);
+    memcpy(acc, f->tmp, f->elem);
+}
+
 /* A derived type of more than 16 bytes is returned in memory (x86-64 SysV: class MEMORY), the
  * caller passing where as a hidden first argument. */
 static void opr_sret(const fold_t *f, void *acc, const void *in)
@@ -532,13 +545,14 @@ static const char *reduce_adapter(fold_t *f, int flags)
                                   "complex of kind 4 or 8 (kinds 10 and 16 are not told apart "
                                   "in gfortran's descriptor)";
     case CAF_BT_CHARACTER:
-        if (byref && !byval) {
-            f->apply = opr_char;
-            return NULL;
+        if (byref) {
+            f->apply = !byval ? opr_char : f->elem <= 8 ? opr_char_val : NULL;
+            return f->apply != NULL ? NULL : "character OPERATION with VALUE arguments of more "
+                                             "than 8 bytes";
         }
         /* BIND(C) with CHARACTER(1): the character comes back by value, like an integer */
         f->apply = !byref && f->elem == 1 ? scalar_adapter(f->type, 1, byval) : NULL;
-        return f->apply != NULL ? NULL : "character OPERATION with VALUE arguments";
+        return f->apply != NULL ? NULL : "character OPERATION returning its result by value";
     case CAF_BT_DERIVED:
         if (byval || byref)
             return "derived-type OPERATION with VALUE arguments";
@@ -665,7 +679,7 @@ void _gfortran_caf_co_reduce(caf_desc_t *a, void *(*opr)(void *, void *), int op
         return;
     if (f.type == CAF_BT_CHARACTER)
         f.kind4 = char_kind(f.elem, errmsg, a_len, errmsg_len, &f.clen) == 4;
-    if (f.apply == opr_char || f.apply == opr_sret) {
+    if (f.apply == opr_char || f.apply == opr_char_val || f.apply == opr_sret) {
         f.tmp = malloc(f.elem > 0 ? f.elem : 1);
         if (f.tmp == NULL) {
             caf_check(entry, RMX_ERR_NOMEM, stat, NULL, 0);

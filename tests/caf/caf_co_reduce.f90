@@ -87,6 +87,16 @@ contains
     character(len=3, kind=4) :: m
     m = merge(lhs, rhs, lhs > rhs)
   end function
+  pure function cmaxv(lhs, rhs) result(m)
+    character(len=1), value :: lhs, rhs
+    character(len=1) :: m
+    m = max(lhs, rhs)
+  end function
+  pure function wminv(lhs, rhs) result(m)
+    character(len=1, kind=4), value :: lhs, rhs
+    character(len=1, kind=4) :: m
+    m = min(lhs, rhs)
+  end function
   pure function combine(x, y) result(z)
     type(stats_t), intent(in) :: x, y
     type(stats_t) :: z
@@ -124,6 +134,8 @@ program caf_co_reduce
   character(len=strlen) :: expect
   character(len=10) :: word
   character(len=3, kind=4) :: wide, wides(2)
+  character(len=1) :: ch(2)
+  character(len=1, kind=4) :: wch
   type(stats_t) :: s(2)
   type(pair_t) :: p
   integer, allocatable :: many(:)
@@ -199,7 +211,13 @@ program caf_co_reduce
   wide = 4_'k' // char(int(z'4E00') + 7 * mod(me, 3), kind=4) // 4_'!'
   call co_reduce(wide, wmax)
   if (wide /= 4_'k' // char(int(z'4E00') + 7 * maxval([(mod(i, 3), i = 1, n)]), kind=4) // 4_'!') error stop 'character kind 4'
-  if (me == 1) print '(a,2(1x,a))', 'character:', strarr(1), strarr(10)
+  ch = [achar(64 + me), achar(100 - me)]
+  call co_reduce(ch, cmaxv)
+  if (ch(1) /= achar(64 + n) .or. ch(2) /= achar(99)) error stop 'character(1) by value'
+  wch = char(int(z'3000') + 255 * me, kind=4)
+  call co_reduce(wch, wminv, result_image=n)
+  if (me == n .and. wch /= char(int(z'3000') + 255, kind=4)) error stop 'character(1, kind 4) by value'
+  if (me == 1) print '(a,4(1x,a))', 'character:', strarr(1), strarr(10), ch
 
   ! ---- a derived type (returned through memory)
   s = [stats_t(1, real(me, 8), real(me, 8)), stats_t(2, -1d0, -real(me, 8))]
