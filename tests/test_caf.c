@@ -76,6 +76,8 @@ CAF_TEST(caf_stopped)
 CAF_TEST(caf_atomic)
 CAF_TEST(caf_lock)
 CAF_TEST(caf_components)
+CAF_TEST(caf_teams)
+CAF_TEST(caf_team_end)
 
 Test(caf, error_stop_ends_every_image_with_failure, .timeout = RMX_T(90))
 {
