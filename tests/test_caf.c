@@ -88,3 +88,8 @@ Test(caf, unsupported_feature_fails_naming_the_entry_point, .timeout = RMX_T(90)
 {
     expect_failure_saying("fail_unsupported", 2, "_gfortran_caf_get: not supported");
 }
+
+Test(caf, unallocated_component_on_another_image_is_an_error, .timeout = RMX_T(90))
+{
+    expect_failure_saying("fail_unallocated_component", 2, "not allocated on image 2");
+}
