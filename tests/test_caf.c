@@ -93,3 +93,9 @@ Test(caf, unallocated_component_on_another_image_is_an_error, .timeout = RMX_T(9
 {
     expect_failure_saying("fail_unallocated_component", 2, "not allocated on image 2");
 }
+
+Test(caf, deferred_length_component_without_length_fails_naming_it, .timeout = RMX_T(90))
+{
+    expect_failure_saying("fail_deferred_length", 2,
+                          "_gfortran_caf_send_by_ref: not supported: a deferred-length");
+}

@@ -283,6 +283,13 @@ void _gfortran_caf_send_by_ref(caf_token_t *token, int image_index, caf_desc_t *
                                caf_ref_t *refs, int dst_kind, int src_kind, bool may_require_tmp,
                                bool dst_reallocatable, int *stat, int dst_type);
 
+/* gfortran 12 describes a deferred-length character component with length 0 in the reference
+ * and, in an assignment like x[i]%str = 'a' // b, the source with length 0 as well: no length
+ * is left to move. */
+static const char no_length[] = "a deferred-length character component with no length on "
+                                "either side (gfortran 12 passes none; assign from a variable "
+                                "of declared length)";
+
 /* Walk a chain for an entry point: the engine rank, or -1 once the failure is reported. */
 static int walk_for(const char *entry, caf_token_t *token, int image_index, const caf_ref_t *refs,
                     ref_walk_t *w, int *stat)
@@ -317,6 +324,12 @@ void _gfortran_caf_get_by_ref(caf_token_t *token, int image_index, caf_desc_t *d
     int target = walk_for(entry, token, image_index, refs, &w, stat);
     if (target < 0)
         return;
+    if (w.rs.elem == 0) /* a deferred-length character component: gfortran passes length 0 */
+        w.rs.elem = caf_desc_elem(dst);
+    if (w.rs.elem == 0) {
+        caf_unsupported(entry, stat, NULL, 0, no_length);
+        return;
+    }
     int rc = dst_reallocatable ? reshape_destination(dst, &w.rs) : RMX_OK;
     elem_type_t st = {.type = w.static_type >= 0 ? w.static_type : src_type, .kind = src_kind,
                       .size = w.rs.elem};
@@ -341,6 +354,12 @@ void _gfortran_caf_send_by_ref(caf_token_t *token, int image_index, caf_desc_t *
     int target = walk_for(entry, token, image_index, refs, &w, stat);
     if (target < 0)
         return;
+    if (w.rs.elem == 0) /* a deferred-length character component: gfortran passes length 0 */
+        w.rs.elem = caf_desc_elem(src);
+    if (w.rs.elem == 0) {
+        caf_unsupported(entry, stat, NULL, 0, no_length);
+        return;
+    }
     elem_type_t dt = {.type = w.static_type >= 0 ? w.static_type : dst_type, .kind = dst_kind,
                       .size = w.rs.elem};
     elem_type_t st = caf_elem_type_of(src, src_kind);

@@ -15,8 +15,14 @@ program caf_components
     type(u), allocatable :: us(:)
     integer, allocatable :: s
   end type
+  type t2
+    real, pointer :: p(:) => null()           ! allocated by ALLOCATE: reachable like a component
+    character(len=:), allocatable :: str      ! deferred length
+  end type
   type(t) :: x[*]
   type(t), allocatable :: y[:]
+  type(t2) :: z[*]
+  character(len=5) :: str
   integer :: me, np, j, i, k
   real :: v(3), r, b2(2), col(4), bj(4, 5)
   real, allocatable :: whole(:)
@@ -38,6 +44,10 @@ program caf_components
   allocate(y[*])
   allocate(y%a(2))
   y%a = 0
+  allocate(z%p(3))
+  z%p = [1.0, 2.0, 3.0] * me
+  allocate(character(len=5) :: z%str)
+  z%str = 'str' // achar(48 + me) // '.'
   sync all
 
   ! Gets through components.
@@ -68,6 +78,10 @@ program caf_components
   call check(r == 100.0 * j + j + 4, 'x[j]%a(last)')
   ok = allocated(x[j]%a)
   call check(ok, 'allocated(x[j]%a)')
+  b2 = z[j]%p(2:3)
+  call check(all(b2 == [2.0 * j, 3.0 * j]), 'z[j]%p(2:3)')
+  str = z[j]%str
+  call check(str == 'str' // achar(48 + j) // '.', 'z[j]%str')
   sync all
 
   ! Puts through components: each image writes into the next one's.
@@ -77,6 +91,9 @@ program caf_components
   x[j]%us(1)%w(2) = 0.5 * me
   ! Get-put: y of the next image gets two elements of x of the one after it.
   y[j]%a(1:2) = x[mod(j, np) + 1]%a(3:4)
+  z[j]%p(1) = -me
+  str = 'from' // achar(48 + me)
+  z[j]%str = str                          ! from a variable: gfortran 12 passes its length
   sync all
   i = me - 1
   if (i == 0) i = np                      ! the image that wrote here
@@ -86,6 +103,8 @@ program caf_components
   call check(all(x%us(1)%w == [real(me), 0.5 * i]), 'put x[j]%us(1)%w(2)')
   k = mod(me, np) + 1
   call check(all(y%a == [100.0 * k + 3, 100.0 * k + 4]), 'get-put y[j]%a(1:2)')
+  call check(z%p(1) == -i .and. z%p(2) == 2.0 * me, 'put z[j]%p(1)')
+  call check(z%str == 'from' // achar(48 + i), 'put z[j]%str')
 
   ! Deallocate on one image; the others see it unallocated, then reallocated with another size.
   sync all
