@@ -46,12 +46,6 @@ static size_t triplet_count(ptrdiff_t start, ptrdiff_t end, ptrdiff_t stride)
     return start >= end ? (size_t)((start - end) / -stride) + 1 : 0;
 }
 
-/* A descriptor read from a remote image: room for every dimension gfortran can have. */
-typedef struct remote_desc {
-    caf_desc_t d;
-    caf_dim_t dims[CAF_MAX_DIMS];
-} remote_desc_t;
-
 /* Where a reference chain leads on one image: the window (the coarray's, or the heap's once an
  * allocatable component was followed), the displacement of the designated object's first
  * element in the target's copy (without caf_token_disp), and the section it spans. */
@@ -61,7 +55,7 @@ typedef struct ref_walk {
     ptrdiff_t disp;
     caf_section_t rs;
     const caf_desc_t *desc;  /* bounds for a following array reference (NULL: none known) */
-    remote_desc_t rdesc;     /* the last component descriptor read */
+    caf_desc_max_t rdesc;    /* the last component descriptor read */
     int static_type;         /* element type of a static array reference, or -1 */
     int unallocated;         /* the chain reached an unallocated allocatable component */
 } ref_walk_t;
@@ -87,14 +81,15 @@ static int follow_component(ref_walk_t *w, int target, int array, const char **w
     uintptr_t addr = 0;
     int rc;
     if (array) {
-        rc = walk_read(w, target, w->disp, &w->rdesc.d, sizeof(caf_desc_t));
-        int rank = w->rdesc.d.dtype.rank;
+        caf_desc_t *d = caf_desc_of_max(&w->rdesc);
+        rc = walk_read(w, target, w->disp, d, sizeof(caf_desc_t));
+        int rank = d->dtype.rank;
         if (rc == RMX_OK && (rank < 0 || rank > CAF_MAX_DIMS))
             return RMX_ERR_ARG;
         if (rc == RMX_OK && rank > 0)
-            rc = walk_read(w, target, w->disp, &w->rdesc, desc_bytes(rank));
-        addr = (uintptr_t)w->rdesc.d.base_addr;
-        w->desc = &w->rdesc.d;
+            rc = walk_read(w, target, w->disp, d, desc_bytes(rank));
+        addr = (uintptr_t)d->base_addr;
+        w->desc = d;
     } else {
         void *p = NULL;
         rc = walk_read(w, target, w->disp, &p, sizeof(p));
