@@ -25,6 +25,7 @@ program caf_teams
     nt = num_images()
     my_index = this_image()
     call check(team_number() == color, 'team_number in the team')
+    call check(team_number(halves) == color, 'team_number(team)')
     call check(nt == (np + 2 - color) / 2, 'num_images in the team')
     call check(my_index == (me + 1) / 2, 'this_image in the team')
     allocate(tc(nt)[*])
