@@ -36,10 +36,11 @@
  * non-allocatable (explicit- or assumed-shape) array of a derived type with allocatable
  * components walks a descriptor it never initialized; of a derived-type component that itself
  * has allocatable components, it broadcasts that component whole after its allocatable parts,
- * so the receivers get the source's pointers; of a
- * deferred-length character component, it passes elem_len 0 (nothing moves but the length); and
- * it drops STAT= for any derived type with allocatable components.  CO_SUM(x%c) and the like pass
- * all of x (a derived type is refused here; z%re of a complex z sums both parts).
+ * so the receivers get the source's pointers; of a deferred-length character component, it
+ * passes elem_len 0 (nothing moves but the length); and it drops STAT= for any derived type with
+ * allocatable components.  CO_SUM(x%c) and the like pass all of x (a derived type is refused
+ * here; z%re of a complex z sums both parts).  An unallocated component comes with base_addr NULL
+ * and stale bounds: CO_BROADCAST moves nothing for it (the source's size travels with the data).
  */
 #include <stdint.h>
 #include <stdlib.h>
