@@ -22,7 +22,7 @@
 #define CMP_MAX_PROGS 256
 
 struct cmp_run {
-    char prog[64];
+    char prog[128];
     int np;
 };
 
@@ -67,7 +67,7 @@ static size_t list_programs(char *names[], size_t cap)
         return 0;
     for (struct dirent *e; (e = readdir(d)) != NULL && n < cap;) {
         size_t len = strlen(e->d_name);
-        if (len > 4 && len < 64 && strcmp(e->d_name + len - 4, ".f90") == 0)
+        if (len > 4 && len < 128 && strcmp(e->d_name + len - 4, ".f90") == 0)
             names[n++] = strndup(e->d_name, len - 4);
     }
     closedir(d);
