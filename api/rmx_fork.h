@@ -3,9 +3,9 @@
  * program (rmx_fork_exec; build/rmxrun --launcher fork uses it).
  *
  * rmx_fork_run: the calling process forks N children; each receives an rmx_config_t whose OOB
- * collectives work over a shared-memory segment made before the fork, so rmx_init(cfg) in the child exercises the
- * same OOB path an embedding runtime uses.  Used by the multi-process tests and by rmx_perf when
- * no PMIx launcher started it.
+ * collectives work over a shared-memory segment made before the fork, so rmx_init(cfg) in the
+ * child exercises the same OOB path an embedding runtime uses.  Used by the multi-process tests
+ * and by rmx_perf when no PMIx launcher started it.
  */
 #ifndef RMX_FORK_H
 #define RMX_FORK_H

@@ -12,8 +12,8 @@
 
 static int usage(const char *why)
 {
-    fprintf(stderr, "rmx_forkrun: %s\nusage: rmx_forkrun [--timeout SECONDS] -n N program [args...]\n",
-            why);
+    fprintf(stderr, "rmx_forkrun: %s\n"
+                    "usage: rmx_forkrun [--timeout SECONDS] -n N program [args...]\n", why);
     return 2;
 }
 

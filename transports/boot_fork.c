@@ -178,6 +178,17 @@ static void signal_live(fork_kids_t *k, int sig)
             kill(k->pids[r], sig);
 }
 
+/* Child r's status if it has ended (reaped now), else -1. */
+static int kid_reap(fork_kids_t *k, int r)
+{
+    int ws;
+    if (k->pids[r] <= 0 || k->st[r] != -1 || waitpid(k->pids[r], &ws, WNOHANG) != k->pids[r])
+        return -1;
+    k->st[r] = decode_status(ws);
+    k->live--;
+    return k->st[r];
+}
+
 /* Reap every child.  A child that fails (non-zero status) raises `aborted`, so the others'
  * collectives fail; with terminate_on_failure they also get SIGTERM, and SIGKILL FORK_GRACE_S
  * later.  After timeout_s (0: none) every child left gets SIGKILL.  rc is the result so far;
@@ -185,23 +196,24 @@ static void signal_live(fork_kids_t *k, int sig)
 static int kids_watch(fork_kids_t *k, double timeout_s, int terminate_on_failure, int rc)
 {
     double deadline = timeout_s > 0 ? now_s() + timeout_s : 0, kill_at = 0;
+    int terminating = 0;
+    long nap_ns = 1000000;
     while (k->live > 0) {
         int progressed = 0;
         for (int r = 0; r < k->nranks; r++) {
-            int ws;
-            if (k->pids[r] <= 0 || k->st[r] != -1 || waitpid(k->pids[r], &ws, WNOHANG) != k->pids[r])
+            int st = kid_reap(k, r);
+            if (st < 0)
                 continue;
-            k->st[r] = decode_status(ws);
-            k->live--;
             progressed = 1;
-            if (k->st[r] == 0)
+            if (st == 0)
                 continue;
             atomic_store(&k->shm->aborted, 1);
             if (k->first_failed < 0)
                 k->first_failed = r;
             if (rc == RMX_OK)
                 rc = RMX_ERR_PEER;
-            if (terminate_on_failure && kill_at == 0 && k->live > 0) {
+            if (terminate_on_failure && !terminating) {
+                terminating = 1;
                 signal_live(k, SIGTERM);
                 kill_at = now_s() + FORK_GRACE_S;
             }
@@ -216,8 +228,11 @@ static int kids_watch(fork_kids_t *k, double timeout_s, int terminate_on_failure
             signal_live(k, SIGKILL);
             kill_at = 0; /* now reap them */
         }
+        /* 1 ms after an event, up to 16 ms while nothing happens: a long job costs the launcher
+         * next to no CPU, and a failure is still noticed within 16 ms. */
+        nap_ns = progressed ? 1000000 : (nap_ns < 16000000 ? nap_ns * 2 : nap_ns);
         if (!progressed && k->live > 0) {
-            struct timespec ts = {0, 1000000};
+            struct timespec ts = {0, nap_ns};
             nanosleep(&ts, NULL);
         }
     }
