@@ -141,6 +141,34 @@ static int lock_begin(const char *entry, caf_token_t *token, size_t index, int i
     return target;
 }
 
+/* The lock is held by `holder` (engine rank + 1).  When that image has failed, the lock would
+ * stay locked for ever: this image takes it over (Fortran 2018's STAT_UNLOCKED_FAILED_IMAGE
+ * case; gfortran 12 has no such constant, so STAT_FAILED_IMAGE reports it, and without STAT= it
+ * is error termination as for any failed image).  1 when done (stat set), 0 when the holder is
+ * alive or another image took the lock over first (try again). */
+static int take_over_failed(const char *entry, caf_token_t *token, size_t index, int target,
+                            int64_t holder, int *acquired_lock, int *stat, char *errmsg,
+                            size_t errmsg_len)
+{
+    rmx_ctx_t *c = caf_ctx();
+    if (holder < 1 || holder > rmx_size(c) || rmx_peer_status(c, (int)holder - 1) != RMX_ERR_PEER)
+        return 0;
+    int64_t old = 0;
+    int rc = lock_cas(token, index, target, holder, caf_me() + 1, &old);
+    if (rc != RMX_OK) {
+        caf_check(entry, rc, stat, errmsg, errmsg_len);
+        return 1;
+    }
+    if (old != holder)
+        return 0;
+    if (acquired_lock != NULL)
+        *acquired_lock = 1;
+    caf_fail(entry, stat, errmsg, errmsg_len, CAF_STAT_FAILED_IMAGE,
+             "lock variable was held by image %lld, which has failed; this image holds it now",
+             (long long)holder);
+    return 1;
+}
+
 void _gfortran_caf_lock(caf_token_t *token, size_t index, int image_index, int *acquired_lock,
                         int *stat, char *errmsg, size_t errmsg_len)
 {
@@ -162,6 +190,9 @@ void _gfortran_caf_lock(caf_token_t *token, size_t index, int image_index, int *
                      "lock variable already locked by this image");
             return;
         }
+        if (take_over_failed(entry, token, index, target, old, acquired_lock, stat, errmsg,
+                             errmsg_len))
+            return;
         if (acquired_lock != NULL) {
             *acquired_lock = 0;
             caf_ok(stat);

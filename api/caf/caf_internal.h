@@ -178,8 +178,10 @@ void caf_deregister_component(caf_token_t **token, int type, int *stat, char *er
                               size_t errmsg_len);
 
 /* Validate a 1-based image index (relative to the current team); the engine rank, or -1 when it
- * is bad and caf_fail has run. */
+ * is bad or the image has failed (STAT_FAILED_IMAGE) and caf_fail has run. */
 int caf_target(const char *entry, int image_index, int *stat, char *errmsg, size_t errmsg_len);
+/* How many images of team t other than this one have failed (FAIL IMAGE, or a crash). */
+int caf_team_failures(const caf_team_t *t);
 
 /* ---- descriptors (caf_rma.c) */
 static inline int caf_desc_rank(const caf_desc_t *d) { return d->dtype.rank; }
