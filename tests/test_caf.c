@@ -76,6 +76,34 @@ CAF_TEST(caf_stopped)
 CAF_TEST(caf_atomic)
 CAF_TEST(caf_lock)
 CAF_TEST(caf_fail_image) /* FAIL IMAGE: needs no mpirun option (the image leaves as if finished) */
+CAF_TEST(caf_random_init)
+
+/* The hexadecimal value after `key` in text ("" when absent). */
+static void value_after(const char *text, const char *key, char out[32])
+{
+    const char *p = text != NULL ? strstr(text, key) : NULL;
+    out[0] = '\0';
+    if (p != NULL)
+        sscanf(p + strlen(key), "%31[0-9A-F]", out);
+}
+
+/* RANDOM_INIT across runs: REPEATABLE=.true. the same numbers in every run, .false. others in
+ * each (caf_random_init prints image 1's first draw of each on stderr). */
+Test(caf, random_init_repeatable_across_runs, .timeout = RMX_T(120))
+{
+    char rep[2][32], other[2][32];
+    for (int run = 0; run < 2; run++) {
+        char *out = NULL;
+        cr_assert_eq(run_caf("caf_random_init", 2, &out), 0, "caf_random_init failed:\n%s",
+                     out != NULL ? out : "");
+        value_after(out, "repeatable draw ", rep[run]);
+        value_after(out, "non-repeatable draw ", other[run]);
+        free(out);
+        cr_assert(rep[run][0] != '\0' && other[run][0] != '\0', "no draws printed");
+    }
+    cr_expect_str_eq(rep[0], rep[1], "RANDOM_INIT(.true., .false.) differs between runs");
+    cr_expect_str_neq(other[0], other[1], "RANDOM_INIT(.false., .false.) repeats between runs");
+}
 
 Test(caf, error_stop_ends_every_image_with_failure, .timeout = RMX_T(90))
 {

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "caf_internal.h"
 
@@ -622,13 +623,97 @@ void _gfortran_caf_stopped_images(caf_desc_t *array, void *team, int *kind)
 }
 
 /* ---------------------------------------------------------------- RANDOM_INIT */
-void _gfortran_random_init(int32_t repeatable, int32_t image_distinct, int32_t hwm);
+/* Fortran 2018 16.9.155.  REPEATABLE=.true.: the same seed each time RANDOM_INIT is called from
+ * the same image (of the initial team), in every run; .false.: an unpredictably different seed on
+ * each call.  IMAGE_DISTINCT=.true.: a seed distinct from every other image's; .false.: one that
+ * does not depend on the calling image.  The one case that needs the images to agree on something
+ * unpredictable (.false., .false.) takes image 1's run value, drawn at start-up and kept in its
+ * heap window's header (caf_heap.c): a read, not a synchronization (RANDOM_INIT is no image control
+ * statement).  The seed goes through libgfortran's RANDOM_SEED(PUT=), as a program would. */
 void _gfortran_caf_random_init(bool repeatable, bool image_distinct);
+void _gfortran_random_seed_i4(int32_t *size, caf_desc_t *put, caf_desc_t *get);
+
+static uint64_t splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+uint64_t caf_run_value(void)
+{
+    static uint64_t value;
+    if (value != 0)
+        return value;
+    uint64_t v = 0;
+    FILE *f = fopen("/dev/urandom", "rb");
+    if (f == NULL || fread(&v, sizeof(v), 1, f) != 1) {
+        struct timespec ts; /* no /dev/urandom: time and pid still differ between runs */
+        clock_gettime(CLOCK_REALTIME, &ts);
+        v = (uint64_t)ts.tv_sec * UINT64_C(1000000007) ^ (uint64_t)ts.tv_nsec ^
+            (uint64_t)getpid() << 32;
+    }
+    if (f != NULL)
+        fclose(f);
+    uint64_t mix = v;
+    value = splitmix64(&mix) | 1; /* nonzero: "written" to whoever reads it (random_key) */
+    return value;
+}
+
+/* Image 1's run value.  Image 1 writes it into its heap header right after the heap window's
+ * collective creation, which every image has passed; a reader that is quicker still finds 0 there
+ * and reads again. */
+static uint64_t image1_run_value(void)
+{
+    static uint64_t value;
+    rmx_ctx_t *c = caf_ctx();
+    while (value == 0) {
+        int rc = rmx_get(caf_heap_win(), &value, sizeof(value), 0, CAF_HEAP_RUN_VALUE_DISP);
+        if (rc != RMX_OK)
+            caf_check("_gfortran_caf_random_init", rc, NULL, NULL, 0);
+        if (value == 0)
+            (void)rmx_progress(c);
+    }
+    return value;
+}
+
+/* The 64-bit key the seed is drawn from. */
+static uint64_t random_key(bool repeatable, bool image_distinct)
+{
+    /* Calls so far with REPEATABLE=.false., per IMAGE_DISTINCT: with .false. every image that
+     * calls as often gets the same key, and each call a new one. */
+    static uint64_t calls[2];
+    const uint64_t fixed = UINT64_C(0x5eed0f0f1eedc0de); /* REPEATABLE: the same in every run */
+    uint64_t image = (uint64_t)caf_me() + 1;
+    if (repeatable)
+        return fixed ^ (image_distinct ? image * UINT64_C(0x9e3779b97f4a7c15) : 0);
+    uint64_t n = ++calls[image_distinct];
+    if (image_distinct)
+        return caf_run_value() ^ image * UINT64_C(0x9e3779b97f4a7c15) ^
+               n * UINT64_C(0xd1b54a32d192ed03);
+    return image1_run_value() ^ n * UINT64_C(0xd1b54a32d192ed03);
+}
 
 void _gfortran_caf_random_init(bool repeatable, bool image_distinct)
 {
-    /* libgfortran seeds from hwm when image_distinct: the image number makes seeds differ. */
-    _gfortran_random_init(repeatable, image_distinct, caf_me() + 1);
+    int32_t n = 0;
+    _gfortran_random_seed_i4(&n, NULL, NULL); /* RANDOM_SEED(SIZE=n) */
+    if (n <= 0 || n > 1024)
+        die("_gfortran_caf_random_init", "unexpected RANDOM_SEED size");
+    int32_t seed[1024];
+    uint64_t x = random_key(repeatable, image_distinct);
+    for (int32_t i = 0; i < n; i++)
+        seed[i] = (int32_t)(uint32_t)splitmix64(&x);
+    struct {
+        caf_desc_t d;
+        caf_dim_t dim[1];
+    } put = {.d = {.base_addr = seed, .offset = 0,
+                   .dtype = {.elem_len = sizeof(int32_t), .version = 0, .rank = 1,
+                             .type = CAF_BT_INTEGER, .attribute = 0},
+                   .span = sizeof(int32_t)},
+             .dim = {{.stride = 1, .lbound = 1, .ubound = n}}};
+    _gfortran_random_seed_i4(NULL, &put.d, NULL); /* RANDOM_SEED(PUT=seed) */
 }
 
 /* ---------------------------------------------------------------- extension: engine counters */

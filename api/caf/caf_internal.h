@@ -129,6 +129,10 @@ static inline size_t caf_token_disp(const caf_token_t *t, int rank)
  * then the arena that caf_heap_alloc serves. */
 #define CAF_HEAP_DEFAULT ((size_t)256 << 20)
 int caf_heap_init(rmx_ctx_t *c);       /* collective, from caf_ctx */
+/* Where the header holds the image's run value: a random nonzero number drawn at start-up, which
+ * image 1's RANDOM_INIT(REPEATABLE=.false., IMAGE_DISTINCT=.false.) seeds every image from. */
+#define CAF_HEAP_RUN_VALUE_DISP 8
+uint64_t caf_run_value(void);           /* this image's (caf_image.c) */
 void caf_heap_fini(void);
 rmx_win_t *caf_heap_win(void);
 char *caf_heap_base(void);             /* this image's copy */
