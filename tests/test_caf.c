@@ -77,6 +77,7 @@ CAF_TEST(caf_atomic)
 CAF_TEST(caf_lock)
 CAF_TEST(caf_fail_image) /* FAIL IMAGE: needs no mpirun option (the image leaves as if finished) */
 CAF_TEST(caf_random_init)
+CAF_TEST(caf_events)
 
 /* The hexadecimal value after `key` in text ("" when absent). */
 static void value_after(const char *text, const char *key, char out[32])

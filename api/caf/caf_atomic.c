@@ -121,10 +121,26 @@ static int lock_cas(caf_token_t *t, size_t index, int target, int64_t expect, in
                     index * sizeof(int64_t) + caf_token_disp(t, target), CAF_ATOMIC_ASSERT, RMX_OP2_COMP_SWAP);
 }
 
+/* gfortran locks a CRITICAL construct's variable on image 1 of the current team.  Inside teams
+ * that would let one image of each team in at a time; the construct's lock lives on image 1 of
+ * the initial team instead (libcaf.h lets the library choose the image), so one image of the
+ * whole program executes it at a time, as outside teams. */
+static int critical_target(const char *entry, int *stat, char *errmsg, size_t errmsg_len)
+{
+    if (rmx_peer_status(caf_ctx(), 0) == RMX_ERR_PEER) {
+        caf_fail(entry, stat, errmsg, errmsg_len, CAF_STAT_FAILED_IMAGE,
+                 "image 1, which holds the CRITICAL construct's lock, has failed");
+        return -1;
+    }
+    return 0;
+}
+
 static int lock_begin(const char *entry, caf_token_t *token, size_t index, int image_index,
                       int *stat, char *errmsg, size_t errmsg_len)
 {
-    int target = caf_target(entry, image_index, stat, errmsg, errmsg_len);
+    int target = token != NULL && token->kind == CAF_REG_CRITICAL
+                     ? critical_target(entry, stat, errmsg, errmsg_len)
+                     : caf_target(entry, image_index, stat, errmsg, errmsg_len);
     if (target < 0)
         return -1;
     if (token == NULL || token->win == NULL || (index + 1) * sizeof(int64_t) > token->size) {
@@ -253,7 +269,9 @@ void _gfortran_caf_event_wait(caf_token_t *token, size_t index, int until_count,
 {
     static const char entry[] = "_gfortran_caf_event_wait";
     int me = caf_me();
-    if (lock_begin(entry, token, index, me + 1, stat, errmsg, errmsg_len) < 0)
+    /* Image index 0: this image, whatever its index in the current team (me + 1 is its engine
+     * rank's, which inside a team names another image or none). */
+    if (lock_begin(entry, token, index, 0, stat, errmsg, errmsg_len) < 0)
         return;
     int64_t want = until_count > 0 ? until_count : 1, count = 0, zero = 0;
     size_t disp = index * sizeof(int64_t) + caf_token_disp(token, me);
