@@ -53,7 +53,8 @@ typedef struct rmx_ctrl {
     /* [0, size): images[r], sync_images notifications from rank r; [size, 2 size): stopped[r],
      * nonzero once rank r has begun rmx_finalize (rmx_ctrl_stopped); [2 size, 3 size):
      * closing[r], nonzero once rank r is done with every request (rmx_close_barrier);
-     * [3 size, 4 size): failed[r], nonzero once rank r has announced that it fails (rmx_fail) */
+     * [3 size, 4 size): failed[r], nonzero once rank r has announced that it fails (rmx_fail):
+     * 1 + the barriers it completed, as for stopped[r] */
     uint64_t images[];
 } rmx_ctrl_t;
 #define RMX_CTRL_WORDS_PER_RANK 4

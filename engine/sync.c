@@ -20,29 +20,42 @@ static int stopped_before(rmx_ctx_t *ctx, int r, uint64_t epoch)
 /* Stops end a wait only for these (never in the termination barrier, where all stop). */
 #define STOP_NEVER 0
 
-static int failure_announced(rmx_ctx_t *ctx, int r)
+/* What rank r announced when it failed on purpose (rmx_fail): 1 + the barriers it completed;
+ * 0 if it did not. */
+static uint64_t failure_word(rmx_ctx_t *ctx, int r)
 {
     volatile uint64_t *w =
         (volatile uint64_t *)((char *)ctx->ctrl + rmx_ctrl_failed_offset(ctx->size, r));
-    return r != ctx->rank && __atomic_load_n(w, __ATOMIC_ACQUIRE) != 0;
+    return r != ctx->rank ? __atomic_load_n(w, __ATOMIC_ACQUIRE) : 0;
 }
 
-/* Rank r has announced that it fails (rmx_fail): from now on it is a failed peer for every call,
- * as if the transport had reported it (its endpoint is left to the transport's own report or to
- * finalize: the process may not be gone yet). */
-static int announced_failure(rmx_ctx_t *ctx, int r)
+static int failure_announced(rmx_ctx_t *ctx, int r)
 {
-    if (!failure_announced(ctx, r))
-        return 0;
-    ctx->peers[r].failed = 1;
-    return 1;
+    return failure_word(ctx, r) != 0;
+}
+
+/* Rank r failed on purpose after completing barrier `epoch` (1-based; a sync_all's or a window
+ * creation's): every notification it owed that barrier was applied before it completed it, and
+ * so before its announcement, so that barrier still completes without it (as for a stop).  Every
+ * other wait (UINT64_MAX; STOP_NEVER: the termination barrier, which it never enters) needs it. */
+static int failed_after(rmx_ctx_t *ctx, int r, uint64_t epoch)
+{
+    uint64_t v = failure_word(ctx, r);
+    return v != 0 && epoch != STOP_NEVER && epoch != UINT64_MAX && v - 1 >= epoch;
 }
 
 /* Rank r: RMX_ERR_PEER if it failed, RMX_ERR_STOPPED if it stopped before barrier `epoch`
- * (UINT64_MAX: at all; STOP_NEVER: stops do not count), else RMX_OK. */
+ * (UINT64_MAX: at all; STOP_NEVER: stops do not count), else RMX_OK.  A rank that announced its
+ * failure (rmx_fail) is from then on a failed peer for every call, as if the transport had
+ * reported it (its endpoint is left to that report or to finalize: the process may still be
+ * there), except for a barrier it completed before (failed_after). */
 static int rank_state(rmx_ctx_t *ctx, int r, uint64_t epoch)
 {
-    if (ctx->peers[r].failed || announced_failure(ctx, r))
+    if (failure_announced(ctx, r)) {
+        ctx->peers[r].failed = 1;
+        return failed_after(ctx, r, epoch) ? RMX_OK : RMX_ERR_PEER;
+    }
+    if (ctx->peers[r].failed)
         return RMX_ERR_PEER;
     if (epoch != STOP_NEVER && r != ctx->rank && stopped_before(ctx, r, epoch))
         return RMX_ERR_STOPPED;
@@ -166,6 +179,8 @@ static int barrier_on(rmx_ctx_t *ctx, size_t counters, uint64_t epoch, uint64_t 
         rc = notify_value(ctx, to, counters + (size_t)k * sizeof(uint64_t), value);
         if (rc == RMX_OK)
             rc = notify_complete(ctx, &to, 1, 1);
+        if (rc == RMX_ERR_PEER && failed_after(ctx, to, stop_epoch))
+            rc = RMX_OK; /* it left after completing this barrier: it needs no word from us */
         if (rc == RMX_OK)
             rc = wait_word_masked(ctx, &mine[k], epoch & COUNT_MASK, COUNT_MASK, -1, stop_epoch);
         if (rc == RMX_OK && flags_seen != NULL) {
@@ -272,10 +287,12 @@ int rmx_fail(rmx_ctx_t *ctx)
     int rc = rmx_ctx_check(ctx);
     if (rc != RMX_OK)
         return rc;
-    /* Marked first everywhere, then the flush: once a survivor's wait can see the mark, every
-     * notification sent before it (fence) is visible too, as for a stop. */
+    /* Announced as a stop is, with 1 + the barriers completed (failed_after): a barrier this rank
+     * completed has all its notifications applied, so the others still complete it.  Once a
+     * survivor's wait can see the mark, every notification sent before it (fence) is visible. */
     (void)rmx_ucx_fence(&ctx->ucx);
-    notify_live_ranks(ctx, rmx_ctrl_failed_offset(ctx->size, ctx->rank), 1, 1);
+    notify_live_ranks(ctx, rmx_ctrl_failed_offset(ctx->size, ctx->rank), ctx->barriers_done + 1,
+                      1);
     ctx->magic = RMX_DEAD_MAGIC; /* no further use; the memory stays, the process ends now */
     ctx->boot.fini(&ctx->boot);
     return RMX_OK;

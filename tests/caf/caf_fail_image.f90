@@ -8,7 +8,7 @@ program caf_fail_image
   use iso_fortran_env, only: STAT_FAILED_IMAGE, STAT_STOPPED_IMAGE, lock_type, event_type
   implicit none
   integer, parameter :: victim = 2
-  integer :: i, st, np, me, v, x
+  integer :: i, st, np, me, v, x, nfailed
   integer, save :: share[*]
   type(lock_type), save :: lk[*]
   type(event_type), save :: ev[*]
@@ -47,7 +47,8 @@ program caf_fail_image
   if (fl(1) /= victim) error stop "failed_images() does not list image 2"
   sl = stopped_images()
   if (size(sl) /= 0) error stop "stopped_images() is not empty"
-  if (num_images(failed=.true.) /= 1) error stop "num_images(failed=.true.) is not 1"
+  nfailed = num_images(failed=.true.)
+  if (nfailed /= 1) error stop "num_images(failed=.true.) is not 1"
   if (num_images(failed=.false.) /= np - 1) error stop "num_images(failed=.false.) is not np-1"
   if (num_images() /= np) error stop "num_images() changed"
 
@@ -112,10 +113,28 @@ program caf_fail_image
   if (allocated(a)) error stop "allocate with a failed image allocated the coarray"
 
   sync all (stat=st)
+  call expect_failed(st, "sync all after allocate")
+
+  ! A second failure, right after a statement that involves no synchronization (OpenCoarrays'
+  ! image_fail_test_1): the last image, when there is one besides images 1 and 2.
+  if (np >= 3) then
+    if (me == np) fail image
+    sync all (stat=st)
+    call expect_failed(st, "sync all after the second failure")
+    fl = failed_images()
+    if (size(fl) /= 2) error stop "failed_images() does not list two images"
+    if (fl(1) /= victim .or. fl(2) /= np) error stop "failed_images() lists the wrong images"
+    if (num_images(failed=.true.) /= 2) error stop "num_images(failed=.true.) is not 2"
+    if (image_status(np) /= STAT_FAILED_IMAGE) error stop "image_status(np) is not STAT_FAILED_IMAGE"
+    fl = failed_images()
+  end if
+  fl = fl(1:1)
+
+  sync all (stat=st)
   call expect_failed(st, "last sync all")
   if (me == 1) then
     print '(a,i0)', "failed images: ", fl(1)
-    print '(a,i0)', "num_images(failed=.true.) = ", num_images(failed=.true.)
+    print '(a,i0)', "num_images(failed=.true.) after the first failure = ", nfailed
     print '(a)', "Test passed."
   end if
 
