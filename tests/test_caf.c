@@ -75,6 +75,9 @@ CAF_TEST(caf_stop)
 CAF_TEST(caf_stopped)
 CAF_TEST(caf_atomic)
 CAF_TEST(caf_lock)
+CAF_TEST(caf_components)
+CAF_TEST(caf_teams)
+CAF_TEST(caf_team_end)
 CAF_TEST(caf_fail_image) /* FAIL IMAGE: needs no mpirun option (the image leaves as if finished) */
 CAF_TEST(caf_random_init)
 CAF_TEST(caf_events)
@@ -114,4 +117,15 @@ Test(caf, error_stop_ends_every_image_with_failure, .timeout = RMX_T(90))
 Test(caf, unsupported_feature_fails_naming_the_entry_point, .timeout = RMX_T(90))
 {
     expect_failure_saying("fail_unsupported", 2, "_gfortran_caf_get: not supported");
+}
+
+Test(caf, unallocated_component_on_another_image_is_an_error, .timeout = RMX_T(90))
+{
+    expect_failure_saying("fail_unallocated_component", 2, "not allocated on image 2");
+}
+
+Test(caf, deferred_length_component_without_length_fails_naming_it, .timeout = RMX_T(90))
+{
+    expect_failure_saying("fail_deferred_length", 2,
+                          "_gfortran_caf_send_by_ref: not supported: a deferred-length");
 }
