@@ -79,6 +79,7 @@ CAF_TEST(caf_components)
 CAF_TEST(caf_teams)
 CAF_TEST(caf_team_end)
 CAF_TEST(caf_fail_image) /* FAIL IMAGE: needs no mpirun option (the image leaves as if finished) */
+CAF_TEST(caf_fail_team)
 CAF_TEST(caf_random_init)
 CAF_TEST(caf_events)
 
