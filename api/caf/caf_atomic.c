@@ -4,8 +4,10 @@
  * rmx_rmw / rmx_rmw2 on the coarray's window, so no image other than the caller takes part.
  *
  * A lock variable is one 64-bit word: 0 when unlocked, else the 1-based number of the image
- * holding it; LOCK is a compare-and-swap 0 -> me, UNLOCK a compare-and-swap me -> 0.  CRITICAL is
- * gfortran's lock on a variable of image 1.  An event variable is a 64-bit count.
+ * holding it (1 + its engine rank); LOCK is a compare-and-swap 0 -> me, UNLOCK a compare-and-swap
+ * me -> 0; a lock held by a failed image is taken over (take_over_failed).  CRITICAL is gfortran's
+ * lock on a variable of image 1, here image 1 of the initial team even inside teams
+ * (critical_target).  An event variable is a 64-bit count.
  */
 #include <sched.h>
 #include "caf_internal.h"

@@ -6,6 +6,12 @@
  *
  * Initialisation is lazy: gfortran registers static coarrays from ELF constructors, before main()
  * calls _gfortran_caf_init, so whichever entry point comes first creates the context.
+ *
+ * Failed images (Fortran 2018): FAIL IMAGE leaves through rmx_fail, which marks the image failed
+ * in every other image's control block.  From then on every statement involving it reports
+ * STAT_FAILED_IMAGE (caf_target for coindexed access, LOCK, EVENT POST; caf_team_sync for SYNC
+ * ALL, ALLOCATE and the collectives; rmx_sync_images for SYNC IMAGES), or terminates the program
+ * without STAT=; the survivors keep synchronizing among themselves and terminate normally.
  */
 #include <stdarg.h>
 #include <stdio.h>
