@@ -405,8 +405,14 @@ void _gfortran_caf_deregister(caf_token_t **token, int type, int *stat, char *er
         caf_deregister_component(token, type, stat, errmsg, errmsg_len);
         return;
     }
+    caf_desc_t *desc = (caf_desc_t *)(*token)->desc;
     int rc = release_coarray(*token);
     *token = NULL;
+    /* With a failed image the coarray is deallocated here all the same (Fortran 2018: on the
+     * active images, STAT_FAILED_IMAGE), but gfortran clears the descriptor only when STAT= is 0:
+     * clear it here, so ALLOCATED() says so and a later ALLOCATE works. */
+    if (rc == RMX_ERR_PEER && desc != NULL)
+        desc->base_addr = NULL;
     caf_check(entry, rc, stat, errmsg, errmsg_len);
 }
 

@@ -12,7 +12,7 @@ program caf_fail_image
   integer, save :: share[*]
   type(lock_type), save :: lk[*]
   type(event_type), save :: ev[*]
-  integer, allocatable :: a(:)[:]
+  integer, allocatable :: a(:)[:], b(:)[:]
   integer, allocatable :: fl(:), sl(:)
   logical :: got
 
@@ -25,6 +25,8 @@ program caf_fail_image
   end do
   if (num_images(failed=.true.) /= 0) error stop "num_images(failed=.true.) before the failure"
   if (size(failed_images()) /= 0) error stop "failed_images() before the failure is not empty"
+  allocate (b(3)[*])
+  b = me
   sync all
 
   if (me == victim) then
@@ -111,6 +113,11 @@ program caf_fail_image
   allocate (a(4)[*], stat=st)
   call expect_failed(st, "allocate")
   if (allocated(a)) error stop "allocate with a failed image allocated the coarray"
+  ! DEALLOCATE of a coarray allocated before the failure: done on the survivors, and reported.
+  if (any(b /= me)) error stop "a coarray allocated before the failure changed"
+  deallocate (b, stat=st)
+  call expect_failed(st, "deallocate")
+  if (allocated(b)) error stop "deallocate with a failed image left the coarray allocated"
 
   sync all (stat=st)
   call expect_failed(st, "sync all after allocate")
