@@ -720,15 +720,12 @@ void _gfortran_caf_random_init(bool repeatable, bool image_distinct)
     uint64_t x = random_key(repeatable, image_distinct);
     for (int32_t i = 0; i < n; i++)
         seed[i] = (int32_t)(uint32_t)splitmix64(&x);
-    struct {
-        caf_desc_t d;
-        caf_dim_t dim[1];
-    } put = {.d = {.base_addr = seed, .offset = 0,
-                   .dtype = {.elem_len = sizeof(int32_t), .version = 0, .rank = 1,
-                             .type = CAF_BT_INTEGER, .attribute = 0},
-                   .span = sizeof(int32_t)},
-             .dim = {{.stride = 1, .lbound = 1, .ubound = n}}};
-    _gfortran_random_seed_i4(NULL, &put.d, NULL); /* RANDOM_SEED(PUT=seed) */
+    caf_desc_max_t put = {.base_addr = seed, .offset = 0,
+                          .dtype = {.elem_len = sizeof(int32_t), .version = 0, .rank = 1,
+                                    .type = CAF_BT_INTEGER, .attribute = 0},
+                          .span = sizeof(int32_t),
+                          .dim = {{.stride = 1, .lbound = 1, .ubound = n}}};
+    _gfortran_random_seed_i4(NULL, caf_desc_of_max(&put), NULL); /* RANDOM_SEED(PUT=seed) */
 }
 
 /* ---------------------------------------------------------------- extension: engine counters */
