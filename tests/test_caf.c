@@ -115,6 +115,12 @@ Test(caf, error_stop_ends_every_image_with_failure, .timeout = RMX_T(90))
     expect_failure_saying("fail_error_stop", 2, "ERROR STOP 7");
 }
 
+Test(caf, critical_held_by_a_failed_image_ends_the_program_naming_it, .timeout = RMX_T(90))
+{
+    expect_failure_saying("fail_critical_failed", 2,
+                          "lock variable was held by image 2, which has failed");
+}
+
 Test(caf, unsupported_feature_fails_naming_the_entry_point, .timeout = RMX_T(90))
 {
     expect_failure_saying("fail_unsupported", 2, "_gfortran_caf_get: not supported");
