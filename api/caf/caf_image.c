@@ -676,15 +676,18 @@ uint64_t caf_run_value(void)
     return value;
 }
 
-/* Image 1's run value.  Image 1 writes it into its heap header right after the heap window's
- * collective creation, which every image has passed; a reader that is quicker still finds 0 there
- * and reads again. */
+/* Image 1's run value (the first image that has not failed, if image 1 has).  Image 1 writes it
+ * into its heap header right after the heap window's collective creation, which every image has
+ * passed; a reader that is quicker still finds 0 there and reads again. */
 static uint64_t image1_run_value(void)
 {
     static uint64_t value;
     rmx_ctx_t *c = caf_ctx();
+    int from = 0;
+    while (from < rmx_size(c) - 1 && rmx_peer_status(c, from) == RMX_ERR_PEER)
+        from++;
     while (value == 0) {
-        int rc = rmx_get(caf_heap_win(), &value, sizeof(value), 0, CAF_HEAP_RUN_VALUE_DISP);
+        int rc = rmx_get(caf_heap_win(), &value, sizeof(value), from, CAF_HEAP_RUN_VALUE_DISP);
         if (rc != RMX_OK)
             caf_check("_gfortran_caf_random_init", rc, NULL, NULL, 0);
         if (value == 0)

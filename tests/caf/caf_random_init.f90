@@ -5,7 +5,8 @@
 !   IMAGE_DISTINCT=.false.  every image has the same sequence;
 !   REPEATABLE=.true.       a second call on the same image gives the same sequence again (and,
 !                           by construction of the seed, in every run: see test_caf.c);
-!   REPEATABLE=.false.      a second call gives a different sequence.
+!   REPEATABLE=.false.      a second call gives a different sequence (Fortran 2018: a new,
+!                           unpredictable seed on each call; libgfortran repeats the first).
 ! Repeatability across runs is checked by running the sequence twice within the program (the
 ! standard's "the same each time RANDOM_INIT is called from the same image") and, across two
 ! runs, by test_caf.c comparing this program's line "repeatable draw" between runs.
