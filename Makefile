@@ -112,15 +112,15 @@ $(BUILD)/tests/caf/%: tests/caf/%.f90 $(BUILD)/libcaf_rmx.a $(BUILD)/librmx.a $(
 
 caf: $(BUILD)/libcaf_rmx.a $(BUILD)/libcaf_rmx.so $(CAF_TOOLS) $(CAF_PROG)
 
-# build/rmxcaf and build/rmxrun (from tools/*.in, absolute paths into this build) compile and run
+# build/rmxcaf and build/rmxrun (from api/caf/*.in, absolute paths into this build) compile and run
 # coarray programs as OpenCoarrays' caf and cafrun; rmxrun's fork launcher is build/rmx_forkrun.
-$(BUILD)/rmxcaf $(BUILD)/rmxrun: $(BUILD)/%: tools/%.in Makefile
+$(BUILD)/rmxcaf $(BUILD)/rmxrun: $(BUILD)/%: api/caf/%.in Makefile
 	@mkdir -p $(BUILD)
 	sed -e 's|@BUILD@|$(abspath $(BUILD))|g' -e 's|@FC@|$(CAF_FC)|g' \
 	    -e 's|@LIBS@|$(strip $(LDFLAGS) $(LDLIBS_ALL))|g' $< > $@.tmp
 	chmod +x $@.tmp && mv $@.tmp $@
 
-$(BUILD)/rmx_forkrun: tools/rmx_forkrun.c $(BUILD)/librmx.a $(HDRS)
+$(BUILD)/rmx_forkrun: api/rmx_forkrun.c $(BUILD)/librmx.a $(HDRS)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/librmx.a $(LDFLAGS) $(LDLIBS_ALL)
 
 # The same Fortran benchmark on libcaf_rmx and on OpenCoarrays (perf/caf/run.sh).
