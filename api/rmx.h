@@ -225,6 +225,17 @@ int rmx_finalize(rmx_ctx_t *ctx);
 /* RMX_OK while `rank` runs, RMX_ERR_STOPPED once it has begun rmx_finalize, RMX_ERR_PEER once it
  * has failed (Fortran IMAGE_STATUS); RMX_ERR_RANK / RMX_ERR_CTX for bad arguments. */
 int rmx_peer_status(rmx_ctx_t *ctx, int rank);
+/* This rank fails on purpose (Fortran's FAIL IMAGE): it tells every live rank that it has
+ * failed, waits until they have been told, and leaves the bootstrap as a finished process does
+ * (so a launcher such as mpirun sees a normal exit, not a crash).  Nothing else is completed or
+ * released: the caller then ends the process at once, without rmx_finalize, and the context may
+ * not be used again (every call returns RMX_ERR_CTX).  The other ranks treat it as a
+ * rank that died: their waits on it, rmx_peer_status, and from then on every call that needs it
+ * return RMX_ERR_PEER, without waiting for the transport to notice that the process is gone; a
+ * transfer to it issued before a rank has looked (a wait or rmx_peer_status) may still reach its
+ * memory.  Survivors' rmx_finalize returns RMX_ERR_PEER as after any failure, once every live
+ * rank has begun its own. */
+int rmx_fail(rmx_ctx_t *ctx);
 /* Progress: serve what peers sent to this rank (where the agent does not) and advance this rank's
  * own operations; nothing else.  Every blocking call does this too, rmx_sync_memory included. */
 int rmx_progress(rmx_ctx_t *ctx);

@@ -52,10 +52,12 @@ typedef struct rmx_ctrl {
     uint64_t term[RMX_BARRIER_ROUNDS];    /* the same for finalize's termination barrier     */
     /* [0, size): images[r], sync_images notifications from rank r; [size, 2 size): stopped[r],
      * nonzero once rank r has begun rmx_finalize (rmx_ctrl_stopped); [2 size, 3 size):
-     * closing[r], nonzero once rank r is done with every request (rmx_close_barrier) */
+     * closing[r], nonzero once rank r is done with every request (rmx_close_barrier);
+     * [3 size, 4 size): failed[r], nonzero once rank r has announced that it fails (rmx_fail):
+     * 1 + the barriers it completed, as for stopped[r] */
     uint64_t images[];
 } rmx_ctrl_t;
-#define RMX_CTRL_WORDS_PER_RANK 3
+#define RMX_CTRL_WORDS_PER_RANK 4
 
 /* Byte offset of stopped[r] in a control block of `size` ranks: where a stopping rank writes. */
 static inline size_t rmx_ctrl_stopped_offset(int size, int r)
@@ -71,6 +73,11 @@ static inline volatile uint64_t *rmx_ctrl_stopped(rmx_ctrl_t *c, int size, int r
 static inline size_t rmx_ctrl_closing_offset(int size, int r)
 {
     return offsetof(rmx_ctrl_t, images) + (2 * (size_t)size + (size_t)r) * sizeof(uint64_t);
+}
+
+static inline size_t rmx_ctrl_failed_offset(int size, int r)
+{
+    return offsetof(rmx_ctrl_t, images) + (3 * (size_t)size + (size_t)r) * sizeof(uint64_t);
 }
 
 struct rmx_tracker; /* engine/tracker.c */
@@ -293,6 +300,10 @@ int rmx_tracker_forget_window(rmx_win_t *win);
 /* Barrier over UCP that also agrees: *any_failed is 1 on every rank when some rank's local_rc
  * was not RMX_OK.  Returns RMX_ERR_PEER / RMX_ERR_STOPPED when the barrier itself failed. */
 int rmx_barrier_ucp(rmx_ctx_t *ctx, int local_rc, int *any_failed);
+/* A barrier that only establishes that every rank is there, alike on all (window creation, before
+ * the bootstrap's exchange, which would wait for ever for a failed rank): RMX_ERR_PEER /
+ * RMX_ERR_STOPPED otherwise.  Not counted in stats.barriers (the program's synchronizations). */
+int rmx_barrier_presence(rmx_ctx_t *ctx);
 /* finalize: tell every rank this one stopped, then wait until all have (engine/sync.c). */
 int rmx_terminate(rmx_ctx_t *ctx);
 /* finalize's last step, once every request of this rank has been answered: wait until every rank

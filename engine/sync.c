@@ -20,10 +20,41 @@ static int stopped_before(rmx_ctx_t *ctx, int r, uint64_t epoch)
 /* Stops end a wait only for these (never in the termination barrier, where all stop). */
 #define STOP_NEVER 0
 
+/* What rank r announced when it failed on purpose (rmx_fail): 1 + the barriers it completed;
+ * 0 if it did not. */
+static uint64_t failure_word(rmx_ctx_t *ctx, int r)
+{
+    volatile uint64_t *w =
+        (volatile uint64_t *)((char *)ctx->ctrl + rmx_ctrl_failed_offset(ctx->size, r));
+    return r != ctx->rank ? __atomic_load_n(w, __ATOMIC_ACQUIRE) : 0;
+}
+
+static int failure_announced(rmx_ctx_t *ctx, int r)
+{
+    return failure_word(ctx, r) != 0;
+}
+
+/* Rank r failed on purpose after completing barrier `epoch` (1-based; a sync_all's or a window
+ * creation's): every notification it owed that barrier was applied before it completed it, and
+ * so before its announcement, so that barrier still completes without it (as for a stop).  Every
+ * other wait (UINT64_MAX; STOP_NEVER: the termination barrier, which it never enters) needs it. */
+static int failed_after(rmx_ctx_t *ctx, int r, uint64_t epoch)
+{
+    uint64_t v = failure_word(ctx, r);
+    return v != 0 && epoch != STOP_NEVER && epoch != UINT64_MAX && v - 1 >= epoch;
+}
+
 /* Rank r: RMX_ERR_PEER if it failed, RMX_ERR_STOPPED if it stopped before barrier `epoch`
- * (UINT64_MAX: at all; STOP_NEVER: stops do not count), else RMX_OK. */
+ * (UINT64_MAX: at all; STOP_NEVER: stops do not count), else RMX_OK.  A rank that announced its
+ * failure (rmx_fail) is from then on a failed peer for every call, as if the transport had
+ * reported it (its endpoint is left to that report or to finalize: the process may still be
+ * there), except for a barrier it completed before (failed_after). */
 static int rank_state(rmx_ctx_t *ctx, int r, uint64_t epoch)
 {
+    if (failure_announced(ctx, r)) {
+        ctx->peers[r].failed = 1;
+        return failed_after(ctx, r, epoch) ? RMX_OK : RMX_ERR_PEER;
+    }
     if (ctx->peers[r].failed)
         return RMX_ERR_PEER;
     if (epoch != STOP_NEVER && r != ctx->rank && stopped_before(ctx, r, epoch))
@@ -148,6 +179,8 @@ static int barrier_on(rmx_ctx_t *ctx, size_t counters, uint64_t epoch, uint64_t 
         rc = notify_value(ctx, to, counters + (size_t)k * sizeof(uint64_t), value);
         if (rc == RMX_OK)
             rc = notify_complete(ctx, &to, 1, 1);
+        if (rc == RMX_ERR_PEER && failed_after(ctx, to, stop_epoch))
+            rc = RMX_OK; /* it left after completing this barrier: it needs no word from us */
         if (rc == RMX_OK)
             rc = wait_word_masked(ctx, &mine[k], epoch & COUNT_MASK, COUNT_MASK, -1, stop_epoch);
         if (rc == RMX_OK && flags_seen != NULL) {
@@ -175,6 +208,17 @@ int rmx_barrier_ucp(rmx_ctx_t *ctx, int local_rc, int *any_failed)
     return rc;
 }
 
+int rmx_barrier_presence(rmx_ctx_t *ctx)
+{
+    uint64_t epoch = ++ctx->barrier_epoch;
+    int flag = 0; /* the flags' bookkeeping per round stays the same on every rank */
+    int rc = barrier_on(ctx, offsetof(rmx_ctrl_t, barrier), epoch, epoch, ctx->barrier_flags,
+                        &flag);
+    if (rc == RMX_OK)
+        ctx->barriers_done++;
+    return rc;
+}
+
 /* Add value at `offset` of the control block of every rank not known to have failed, then see
  * the adds applied (notify_complete's until_answered). */
 static void notify_live_ranks(rmx_ctx_t *ctx, size_t offset, uint64_t value, int until_answered)
@@ -190,6 +234,38 @@ static void notify_live_ranks(rmx_ctx_t *ctx, size_t offset, uint64_t value, int
     free(told);
 }
 
+/* Every rank known to have failed said so itself (rmx_fail).  Then the failures are the
+ * program's (Fortran FAIL IMAGE), every other rank is healthy and reaches this rank, and the
+ * survivors may compute for any time before they stop.  A failure the transport reported may be
+ * one-sided (an endpoint closed after a timeout: that rank may still count on our stop), so it
+ * keeps finalize's deadline (rmx_close_barrier). */
+static int only_announced_failures(rmx_ctx_t *ctx)
+{
+    for (int r = 0; r < ctx->size; r++)
+        if (ctx->peers[r].failed && !failure_announced(ctx, r))
+            return 0;
+    return 1;
+}
+
+/* The termination barrier broke on a failed rank: its chains of notifications no longer reach
+ * everyone, but every live rank's stop announcement still reaches every other (notify_live_ranks),
+ * so wait for those instead.  No deadline, as in any wait on a live rank (normal termination
+ * waits for every image to initiate it); a rank failing meanwhile ends the wait for it. */
+static void wait_live_ranks_stopped(rmx_ctx_t *ctx)
+{
+    for (int r = 0; r < ctx->size; r++) {
+        volatile uint64_t *word = rmx_ctrl_stopped(ctx->ctrl, ctx->size, r);
+        unsigned idle = 0;
+        while (r != ctx->rank && __atomic_load_n(word, __ATOMIC_ACQUIRE) == 0 &&
+               rank_state(ctx, r, STOP_NEVER) == RMX_OK) {
+            if (rmx_ucx_progress(&ctx->ucx) != 0)
+                continue;
+            if ((++idle & 255) == 0)
+                sched_yield();
+        }
+    }
+}
+
 int rmx_terminate(rmx_ctx_t *ctx)
 {
     int rc = rmx_tracker_complete(ctx, -1);
@@ -201,7 +277,25 @@ int rmx_terminate(rmx_ctx_t *ctx)
     int no_flag = 0;
     int rc2 = barrier_on(ctx, offsetof(rmx_ctrl_t, term), ++ctx->term_epoch, STOP_NEVER, NULL,
                          &no_flag);
+    if (rc2 == RMX_ERR_PEER && only_announced_failures(ctx))
+        wait_live_ranks_stopped(ctx);
     return rc != RMX_OK ? rc : rc2;
+}
+
+int rmx_fail(rmx_ctx_t *ctx)
+{
+    int rc = rmx_ctx_check(ctx);
+    if (rc != RMX_OK)
+        return rc;
+    /* Announced as a stop is, with 1 + the barriers completed (failed_after): a barrier this rank
+     * completed has all its notifications applied, so the others still complete it.  Once a
+     * survivor's wait can see the mark, every notification sent before it (fence) is visible. */
+    (void)rmx_ucx_fence(&ctx->ucx);
+    notify_live_ranks(ctx, rmx_ctrl_failed_offset(ctx->size, ctx->rank), ctx->barriers_done + 1,
+                      1);
+    ctx->magic = RMX_DEAD_MAGIC; /* no further use; the memory stays, the process ends now */
+    ctx->boot.fini(&ctx->boot);
+    return RMX_OK;
 }
 
 int rmx_close_barrier(rmx_ctx_t *ctx)
@@ -297,15 +391,19 @@ int rmx_sync_images(rmx_ctx_t *ctx, const int *images, int n)
         n = ctx->size;
     else if ((rc = check_image_list(ctx, images, n)) != RMX_OK)
         return rc;
-    for (int i = 0; i < n; i++) {
-        int peer = all ? i : images[i];
-        if (ctx->peers[peer].failed)
-            return RMX_ERR_PEER;
-    }
+    /* A partner known to have failed is neither told nor waited for, and the call still
+     * synchronizes with every live partner before it returns RMX_ERR_PEER (Fortran: the images
+     * that have not failed synchronize).  So every survivor tells every other survivor exactly
+     * once per call, whoever learnt of the failure first, and the counts stay matched. */
+    int gone = RMX_OK;
     /* Complete every operation of this segment, not only those to the partners: segment order
      * is transitive (if we put to C, then sync with B, and B then syncs with C, C's next segment
-     * follows ours and must see the put). */
+     * follows ours and must see the put).  One that failed on a dead rank is that rank's loss. */
     rc = rmx_tracker_complete(ctx, -1);
+    if (rc == RMX_ERR_PEER) {
+        gone = RMX_ERR_PEER;
+        rc = RMX_OK;
+    }
     int *told = malloc((size_t)(n > 0 ? n : 1) * sizeof(*told));
     if (told == NULL)
         return RMX_ERR_NOMEM;
@@ -314,19 +412,38 @@ int rmx_sync_images(rmx_ctx_t *ctx, const int *images, int n)
         int peer = all ? i : images[i];
         if (peer == ctx->rank)
             continue;
+        if (rank_state(ctx, peer, STOP_NEVER) == RMX_ERR_PEER) {
+            gone = RMX_ERR_PEER;
+            continue;
+        }
         ctx->images_sent[peer]++;
         rc = notify_value(ctx, peer, offsetof(rmx_ctrl_t, images) +
                                          (size_t)ctx->rank * sizeof(uint64_t), 1);
+        if (rc == RMX_ERR_PEER) { /* it failed just now: tell the others all the same */
+            gone = RMX_ERR_PEER;
+            rc = RMX_OK;
+            continue;
+        }
         told[ntold++] = peer;
     }
     int rc2 = notify_complete(ctx, told, ntold, 1); /* all partners in one round trip */
     rc = rc != RMX_OK ? rc : rc2;
-    free(told);
-    for (int i = 0; i < n && rc == RMX_OK; i++) {
-        int peer = all ? i : images[i];
-        if (peer != ctx->rank)
-            rc = rmx_wait_word_geq_from(ctx, &ctx->ctrl->images[peer], ctx->images_sent[peer],
-                                        peer);
+    /* Wait for each partner told; one that failed or stopped meanwhile does not end the wait
+     * for the others (a failure is reported over a stop, as in every wait). */
+    int stopped = RMX_OK;
+    for (int i = 0; i < ntold && (rc == RMX_OK || rc == RMX_ERR_PEER); i++) {
+        int peer = told[i];
+        int rc3 = rmx_wait_word_geq_from(ctx, &ctx->ctrl->images[peer], ctx->images_sent[peer],
+                                         peer);
+        if (rc3 == RMX_ERR_PEER)
+            gone = RMX_ERR_PEER;
+        else if (rc3 == RMX_ERR_STOPPED)
+            stopped = RMX_ERR_STOPPED;
+        else if (rc3 != RMX_OK)
+            rc = rc3;
     }
-    return rc;
+    free(told);
+    if (rc == RMX_ERR_PEER)
+        gone = RMX_ERR_PEER, rc = RMX_OK;
+    return rc != RMX_OK ? rc : gone != RMX_OK ? gone : stopped;
 }

@@ -133,6 +133,13 @@ static int window_part(rmx_win_t *win, void *user_base, size_t len, int allocate
 static int window_open(rmx_ctx_t *ctx, void *user_base, size_t len, int allocate, int local_rc,
                        rmx_win_t **out)
 {
+    /* The exchange goes through the bootstrap, whose collectives wait for ever for a rank that
+     * is gone (a PMIx fence does, also under mpirun's recovery and for a rank that left through
+     * rmx_fail).  A barrier over UCP first finds a failed or stopped rank, alike on every other
+     * rank: it cannot complete unless every rank has entered it. */
+    int brc = rmx_barrier_presence(ctx);
+    if (brc != RMX_OK)
+        return brc;
     rmx_win_t *win = calloc(1, sizeof(*win));
     if (win == NULL) /* still take part, in the same exchange as the others */
         return rmx_exchange_regions(ctx, RMX_ERR_NOMEM, NULL, 0);

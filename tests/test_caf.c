@@ -99,11 +99,57 @@ CAF_TEST(caf_lock)
 CAF_TEST(caf_components)
 CAF_TEST(caf_teams)
 CAF_TEST(caf_team_end)
+CAF_TEST(caf_fail_image) /* FAIL IMAGE: needs no mpirun option (the image leaves as if finished) */
+CAF_TEST(caf_fail_team)
+CAF_TEST(caf_random_init)
+CAF_TEST(caf_events)
 CAF_TEST(caf_answers)
+
+/* Run caf_random_init on 2 images: its exit status, and the hexadecimal values on its lines
+ * "repeatable draw X" and "non-repeatable draw Y" (image 1's first draws, on stderr).  Its own
+ * mpirun, so it does not depend on how the harness above runs programs. */
+static int random_init_draws(char rep[32], char other[32])
+{
+    static const char k_rep[] = "repeatable draw ", k_other[] = "non-repeatable draw ";
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd),
+             "timeout %d mpirun --allow-run-as-root --oversubscribe -np 2 %s/caf/caf_random_init "
+             "2>&1",
+             CAF_TIMEOUT_S, RMX_TEST_BIN_DIR);
+    rep[0] = other[0] = '\0';
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    char line[512];
+    while (fgets(line, sizeof(line), p) != NULL) {
+        if (strncmp(line, k_rep, strlen(k_rep)) == 0)
+            sscanf(line + strlen(k_rep), "%31[0-9A-F]", rep);
+        else if (strncmp(line, k_other, strlen(k_other)) == 0)
+            sscanf(line + strlen(k_other), "%31[0-9A-F]", other);
+    }
+    return pclose(p);
+}
+
+/* RANDOM_INIT across runs: REPEATABLE=.true. the same numbers in every run, .false. others. */
+Test(caf, random_init_repeatable_across_runs, .timeout = RMX_T(120))
+{
+    char rep[2][32], other[2][32];
+    for (int run = 0; run < 2; run++) {
+        cr_assert_eq(random_init_draws(rep[run], other[run]), 0, "caf_random_init failed");
+        cr_assert(rep[run][0] != '\0' && other[run][0] != '\0', "no draws printed");
+    }
+    cr_expect_str_eq(rep[0], rep[1], "RANDOM_INIT(.true., .false.) differs between runs");
+    cr_expect_str_neq(other[0], other[1], "RANDOM_INIT(.false., .false.) repeats between runs");
+}
 
 Test(caf, error_stop_ends_every_image_with_failure, .timeout = RMX_T(90))
 {
     expect_failure_saying("fail_error_stop", 2, "ERROR STOP 7");
+}
+
+Test(caf, critical_held_by_a_failed_image_ends_the_program_naming_it, .timeout = RMX_T(90))
+{
+    expect_failure_saying("fail_critical_failed", 2,
+                          "lock variable was held by image 2, which has failed");
 }
 
 Test(caf, unsupported_feature_fails_naming_the_entry_point, .timeout = RMX_T(90))

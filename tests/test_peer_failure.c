@@ -691,3 +691,60 @@ Test(peer, survivors_finalize_past_a_runtime_barrier_that_waits_tcp, .timeout = 
 {
     survivors_finalize(1);
 }
+
+/* ---- a rank that fails on purpose (rmx_fail: Fortran's FAIL IMAGE) and exits normally.  The
+ * survivors learn it from its announcement, not from the transport (within a fraction of
+ * peer_timeout_s); a sync_all it completed before completes for everyone, however late they come
+ * to it; they still synchronize among themselves (sync_images passes over it and reports it); a
+ * window creation fails alike everywhere instead of waiting for it in the bootstrap; finalize
+ * returns RMX_ERR_PEER and the job's status is 0. */
+static int rank_fails_on_purpose(const rmx_config_t *cfg, void *arg)
+{
+    int tcp = *(const int *)arg;
+    unsigned char *base;
+    rmx_win_t *win;
+    rmx_ctx_t *ctx = open_rank(cfg, tcp, WIN_BYTES, &base, &win);
+    int me = rmx_rank(ctx);
+    if (me != VICTIM)
+        usleep(200 * 1000); /* the victim completes the barrier first, and fails before we do */
+    RANK_OK(rmx_sync_all(ctx));
+    if (me == VICTIM) {
+        RANK_OK(rmx_fail(ctx));
+        RANK_RC(RMX_ERR_CTX, rmx_sync_all(ctx));
+        _exit(0);
+    }
+    double t0 = now_s();
+    RANK_RC(RMX_ERR_PEER, rmx_sync_all(ctx));
+    double took = now_s() - t0;
+    RANK_ASSERT(took < PEER_TIMEOUT_S / 4, "the failure took %.2f s to notice", took);
+    RANK_RC(RMX_ERR_PEER, rmx_peer_status(ctx, VICTIM));
+    int victim = VICTIM, other = 1 - me;
+    RANK_RC(RMX_ERR_PEER, rmx_sync_images(ctx, &victim, 1));
+    uint64_t v = 100 + (uint64_t)me, got = 0;
+    RANK_RC(RMX_ERR_PEER, rmx_get(win, &got, sizeof(got), VICTIM, 0));
+    RANK_OK(rmx_put(win, &v, sizeof(v), other, sizeof(v) * (size_t)me));
+    RANK_RC(RMX_ERR_PEER, rmx_sync_images(ctx, NULL, 0));
+    memcpy(&got, base + sizeof(v) * (size_t)other, sizeof(got));
+    RANK_ASSERT(got == 100 + (uint64_t)other, "the other survivor's put not seen: %llu",
+                (unsigned long long)got);
+    void *b2;
+    rmx_win_t *w2;
+    RANK_RC(RMX_ERR_PEER, rmx_win_allocate(ctx, 64, &b2, &w2));
+    RANK_RC(RMX_ERR_PEER, rmx_finalize(ctx));
+    return 0;
+}
+
+static void fails_on_purpose(int tcp)
+{
+    rmx_config_t cfg;
+    rmx_config_init(&cfg);
+    cfg.peer_timeout_s = PEER_TIMEOUT_S;
+    int status[NRANKS];
+    int rc = rmx_fork_run(NRANKS, rank_fails_on_purpose, &tcp, &cfg, RMX_T(60), status);
+    for (int r = 0; r < NRANKS; r++)
+        cr_expect_eq(status[r], 0, "rank %d exited with %d", r, status[r]);
+    cr_expect_eq(rc, RMX_OK, "rmx_fork_run: %s", rmx_strerror(rc));
+}
+
+Test(peer, fails_on_purpose_shm, .timeout = RMX_T(40)) { fails_on_purpose(0); }
+Test(peer, fails_on_purpose_tcp, .timeout = RMX_T(40)) { fails_on_purpose(1); }

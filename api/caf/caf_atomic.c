@@ -4,8 +4,10 @@
  * rmx_rmw / rmx_rmw2 on the coarray's window, so no image other than the caller takes part.
  *
  * A lock variable is one 64-bit word: 0 when unlocked, else the 1-based number of the image
- * holding it; LOCK is a compare-and-swap 0 -> me, UNLOCK a compare-and-swap me -> 0.  CRITICAL is
- * gfortran's lock on a variable of image 1.  An event variable is a 64-bit count.
+ * holding it (1 + its engine rank); LOCK is a compare-and-swap 0 -> me, UNLOCK a compare-and-swap
+ * me -> 0; a lock held by a failed image is taken over (take_over_failed).  CRITICAL is gfortran's
+ * lock on a variable of image 1, here image 1 of the initial team even inside teams
+ * (critical_target).  An event variable is a 64-bit count.
  */
 #include <sched.h>
 #include "caf_internal.h"
@@ -121,10 +123,26 @@ static int lock_cas(caf_token_t *t, size_t index, int target, int64_t expect, in
                     index * sizeof(int64_t) + caf_token_disp(t, target), CAF_ATOMIC_ASSERT, RMX_OP2_COMP_SWAP);
 }
 
+/* gfortran locks a CRITICAL construct's variable on image 1 of the current team.  Inside teams
+ * that would let one image of each team in at a time; the construct's lock lives on image 1 of
+ * the initial team instead (libcaf.h lets the library choose the image), so one image of the
+ * whole program executes it at a time, as outside teams. */
+static int critical_target(const char *entry, int *stat, char *errmsg, size_t errmsg_len)
+{
+    if (rmx_peer_status(caf_ctx(), 0) == RMX_ERR_PEER) {
+        caf_fail(entry, stat, errmsg, errmsg_len, CAF_STAT_FAILED_IMAGE,
+                 "image 1, which holds the CRITICAL construct's lock, has failed");
+        return -1;
+    }
+    return 0;
+}
+
 static int lock_begin(const char *entry, caf_token_t *token, size_t index, int image_index,
                       int *stat, char *errmsg, size_t errmsg_len)
 {
-    int target = caf_target(entry, image_index, stat, errmsg, errmsg_len);
+    int target = token != NULL && token->kind == CAF_REG_CRITICAL
+                     ? critical_target(entry, stat, errmsg, errmsg_len)
+                     : caf_target(entry, image_index, stat, errmsg, errmsg_len);
     if (target < 0)
         return -1;
     if (token == NULL || token->win == NULL || (index + 1) * sizeof(int64_t) > token->size) {
@@ -139,6 +157,34 @@ static int lock_begin(const char *entry, caf_token_t *token, size_t index, int i
         return -1;
     }
     return target;
+}
+
+/* The lock is held by `holder` (engine rank + 1).  When that image has failed, the lock would
+ * stay locked for ever: this image takes it over (Fortran 2018's STAT_UNLOCKED_FAILED_IMAGE
+ * case; gfortran 12 has no such constant, so STAT_FAILED_IMAGE reports it, and without STAT= it
+ * is error termination as for any failed image).  1 when done (stat set), 0 when the holder is
+ * alive or another image took the lock over first (try again). */
+static int take_over_failed(const char *entry, caf_token_t *token, size_t index, int target,
+                            int64_t holder, int *acquired_lock, int *stat, char *errmsg,
+                            size_t errmsg_len)
+{
+    rmx_ctx_t *c = caf_ctx();
+    if (holder < 1 || holder > rmx_size(c) || rmx_peer_status(c, (int)holder - 1) != RMX_ERR_PEER)
+        return 0;
+    int64_t old = 0;
+    int rc = lock_cas(token, index, target, holder, caf_me() + 1, &old);
+    if (rc != RMX_OK) {
+        caf_check(entry, rc, stat, errmsg, errmsg_len);
+        return 1;
+    }
+    if (old != holder)
+        return 0;
+    if (acquired_lock != NULL)
+        *acquired_lock = 1;
+    caf_fail(entry, stat, errmsg, errmsg_len, CAF_STAT_FAILED_IMAGE,
+             "lock variable was held by image %lld, which has failed; this image holds it now",
+             (long long)holder);
+    return 1;
 }
 
 void _gfortran_caf_lock(caf_token_t *token, size_t index, int image_index, int *acquired_lock,
@@ -162,6 +208,9 @@ void _gfortran_caf_lock(caf_token_t *token, size_t index, int image_index, int *
                      "lock variable already locked by this image");
             return;
         }
+        if (take_over_failed(entry, token, index, target, old, acquired_lock, stat, errmsg,
+                             errmsg_len))
+            return;
         if (acquired_lock != NULL) {
             *acquired_lock = 0;
             caf_ok(stat);
@@ -222,7 +271,9 @@ void _gfortran_caf_event_wait(caf_token_t *token, size_t index, int until_count,
 {
     static const char entry[] = "_gfortran_caf_event_wait";
     int me = caf_me();
-    if (lock_begin(entry, token, index, me + 1, stat, errmsg, errmsg_len) < 0)
+    /* Image index 0: this image, whatever its index in the current team (me + 1 is its engine
+     * rank's, which inside a team names another image or none). */
+    if (lock_begin(entry, token, index, 0, stat, errmsg, errmsg_len) < 0)
         return;
     int64_t want = until_count > 0 ? until_count : 1, count = 0, zero = 0;
     size_t disp = index * sizeof(int64_t) + caf_token_disp(token, me);

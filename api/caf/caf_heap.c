@@ -5,7 +5,8 @@
  *
  * Layout of each image's copy (the same offsets on every image):
  *   [0, 64)            header: this image's base address, read by others to translate the
- *                      pointers they find in its memory (component descriptors) into displacements
+ *                      pointers they find in its memory (component descriptors) into displacements;
+ *                      at CAF_HEAP_RUN_VALUE_DISP its run value (RANDOM_INIT, caf_image.c)
  *   exchange area      2 banks x n slots of CAF_EXCHANGE_MAX bytes (caf_team_allgather)
  *   scratch area       2 banks x n slots of `slot` bytes (caf_coll.c)
  *   arena              blocks handed out by caf_heap_alloc, first fit, 64-byte aligned, each
@@ -88,6 +89,8 @@ int caf_heap_init(rmx_ctx_t *c)
     heap.base = base;
     uintptr_t mine = (uintptr_t)base;
     memcpy(heap.base, &mine, sizeof(mine));
+    uint64_t run = caf_run_value();
+    memcpy(heap.base + CAF_HEAP_RUN_VALUE_DISP, &run, sizeof(run));
     heap.remote_base[rmx_rank(c)] = mine;
     heap.free = malloc(sizeof(*heap.free));
     if (heap.free == NULL)

@@ -6,11 +6,19 @@
  *
  * Initialisation is lazy: gfortran registers static coarrays from ELF constructors, before main()
  * calls _gfortran_caf_init, so whichever entry point comes first creates the context.
+ *
+ * Failed images (Fortran 2018): FAIL IMAGE leaves through rmx_fail, which marks the image failed
+ * in every other image's control block.  From then on every statement involving it reports
+ * STAT_FAILED_IMAGE (caf_target for coindexed access, LOCK, EVENT POST; caf_team_sync for SYNC
+ * ALL, ALLOCATE and the collectives; rmx_sync_images for SYNC IMAGES), or terminates the program
+ * without STAT=; the survivors keep synchronizing among themselves and terminate normally.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include "caf_internal.h"
 
 static rmx_ctx_t *ctx;
@@ -113,7 +121,24 @@ int caf_target(const char *entry, int image_index, int *stat, char *errmsg, size
                  "image index %d outside 1..%d", image_index, t->size);
         return -1;
     }
-    return t->ranks[image_index - 1];
+    int rank = t->ranks[image_index - 1];
+    /* A failed image's memory may still be mapped here (shared memory outlives the process), so
+     * the engine could serve a stale copy: its failure is looked up first, in this image's own
+     * control block (rmx_fail's mark), which costs a load. */
+    if (rmx_peer_status(caf_ctx(), rank) == RMX_ERR_PEER) {
+        caf_fail(entry, stat, errmsg, errmsg_len, CAF_STAT_FAILED_IMAGE,
+                 "image %d has failed", image_index);
+        return -1;
+    }
+    return rank;
+}
+
+int caf_team_failures(const caf_team_t *t)
+{
+    int n = 0;
+    for (int i = 0; i < t->size; i++)
+        n += i != t->me && rmx_peer_status(caf_ctx(), t->ranks[i]) == RMX_ERR_PEER;
+    return n;
 }
 
 /* ---------------------------------------------------------------- init / finalize */
@@ -133,7 +158,11 @@ void _gfortran_caf_finalize(void)
 {
     if (ctx == NULL)
         return;
+    /* An image that has failed (FAIL IMAGE, or a crash) does not stop the survivors from
+     * terminating normally: the engine then reports RMX_ERR_PEER, which is no error here. */
     int rc = rmx_finalize(ctx); /* collective: completes everything, frees every window */
+    if (rc == RMX_ERR_PEER)
+        rc = RMX_OK;
     ctx = NULL;
     finalized = 1;
     caf_heap_fini();
@@ -166,12 +195,10 @@ int _gfortran_caf_num_images(int distance, int failed)
 {
     caf_team_t *t = team_above(distance);
     /* failed: 1 FAILED=.true. (count the failed images), 0 FAILED=.false. (the others), else
-     * absent.  Under mpirun a dead image usually takes the job down first; the count is rmx's. */
+     * absent.  A failed image is one that executed FAIL IMAGE or whose process died. */
     if (failed < 0)
         return t->size;
-    int nfailed = 0;
-    for (int i = 0; i < t->size; i++)
-        nfailed += rmx_peer_status(caf_ctx(), t->ranks[i]) == RMX_ERR_PEER;
+    int nfailed = caf_team_failures(t);
     return failed > 0 ? nfailed : t->size - nfailed;
 }
 
@@ -299,6 +326,19 @@ int caf_release_team_coarrays(caf_team_t *team)
     return rc;
 }
 
+/* gfortran 12 follows every ALLOCATE of a coarray with a SYNC ALL of its own, without STAT= even
+ * when the ALLOCATE has one.  After an ALLOCATE (STAT=) that reported STAT_FAILED_IMAGE, that
+ * SYNC ALL would be error termination for the same failure the program was just told of and
+ * chose to survive: set here, it lets that one call synchronize the survivors and return. */
+static int alloc_failed_image;
+
+/* An ALLOCATE statement (static coarrays are registered before the program starts). */
+static int is_allocate(int type)
+{
+    return type == CAF_REG_COARRAY_ALLOC || type == CAF_REG_LOCK_ALLOC ||
+           type == CAF_REG_EVENT_ALLOC;
+}
+
 void _gfortran_caf_register(size_t size, int type, caf_token_t **token, caf_desc_t *desc,
                             int *stat, char *errmsg, size_t errmsg_len)
 {
@@ -329,14 +369,17 @@ void _gfortran_caf_register(size_t size, int type, caf_token_t **token, caf_desc
     } else {
         /* ALLOCATE of a coarray synchronizes all images: this image's segment ends here, and
          * the window creation below is collective.  A zero-size coarray still gets a non-NULL
-         * base, since gfortran reads base_addr != NULL as "allocated". */
-        rc = type == CAF_REG_COARRAY_ALLOC ? rmx_sync_memory(c) : RMX_OK;
+         * base, since gfortran reads base_addr != NULL as "allocated".  The synchronization is a
+         * barrier: once an image has failed it fails on every survivor alike (STAT_FAILED_IMAGE,
+         * nothing allocated), where the window's creation would wait for the failed image. */
+        rc = is_allocate(type) ? caf_team_sync(team) : RMX_OK;
         if (rc == RMX_OK)
             rc = rmx_win_allocate(c, t->size > 0 ? t->size : 1, &t->base, &t->win);
     }
     if (rc != RMX_OK) {
         untrack_token(t);
         free(t);
+        alloc_failed_image = is_allocate(type) && rc == RMX_ERR_PEER && stat != NULL;
         caf_check(entry, rc, stat, errmsg, errmsg_len);
         return;
     }
@@ -362,8 +405,14 @@ void _gfortran_caf_deregister(caf_token_t **token, int type, int *stat, char *er
         caf_deregister_component(token, type, stat, errmsg, errmsg_len);
         return;
     }
+    caf_desc_t *desc = (caf_desc_t *)(*token)->desc;
     int rc = release_coarray(*token);
     *token = NULL;
+    /* With a failed image the coarray is deallocated here all the same (Fortran 2018: on the
+     * active images, STAT_FAILED_IMAGE), but gfortran clears the descriptor only when STAT= is 0:
+     * clear it here, so ALLOCATED() says so and a later ALLOCATE works. */
+    if (rc == RMX_ERR_PEER && desc != NULL)
+        desc->base_addr = NULL;
     caf_check(entry, rc, stat, errmsg, errmsg_len);
 }
 
@@ -383,8 +432,11 @@ static char *sync_errmsg(char **errmsg)
 
 void _gfortran_caf_sync_all(int *stat, char **errmsg_p, size_t errmsg_len)
 {
-    caf_check("_gfortran_caf_sync_all", caf_team_sync(caf_team()), stat, sync_errmsg(errmsg_p),
-              errmsg_len);
+    int rc = caf_team_sync(caf_team());
+    if (alloc_failed_image && stat == NULL && rc == RMX_ERR_PEER)
+        rc = RMX_OK; /* the ALLOCATE's own SYNC ALL: its STAT= reported the failure already */
+    alloc_failed_image = 0;
+    caf_check("_gfortran_caf_sync_all", rc, stat, sync_errmsg(errmsg_p), errmsg_len);
 }
 
 void _gfortran_caf_sync_memory(int *stat, char **errmsg_p, size_t errmsg_len)
@@ -487,10 +539,22 @@ void _gfortran_caf_error_stop_str(const char *str, size_t len, bool quiet)
     exit(1);
 }
 
+/* FAIL IMAGE: this image stops taking part without terminating the others, which from then on
+ * see it as failed (IMAGE_STATUS, FAILED_IMAGES, STAT_FAILED_IMAGE from statements involving it).
+ * rmx_fail marks it failed in every live image's control block, so they need not wait for the
+ * transport to notice the process is gone, and leaves the launcher as a finished process would:
+ * mpirun counts it as a normal exit, and the job's status is the survivors'.  Output written so
+ * far is flushed; nothing else runs (no finalize: the survivors do not wait for this image). */
+void _gfortran_flush_i4(int32_t *unit);
+
 void _gfortran_caf_fail_image(void)
 {
-    die("_gfortran_caf_fail_image",
-        "not supported: rmx has no failed-image recovery; terminating the program instead");
+    _gfortran_flush_i4(NULL); /* every Fortran unit */
+    fflush(NULL);
+    int rc = rmx_fail(caf_ctx());
+    if (rc != RMX_OK)
+        die("_gfortran_caf_fail_image", rmx_strerror(rc));
+    _exit(0);
 }
 
 /* ---------------------------------------------------------------- image status */
@@ -498,31 +562,51 @@ int _gfortran_caf_image_status(int image, void *team);
 void _gfortran_caf_failed_images(caf_desc_t *array, void *team, int *kind);
 void _gfortran_caf_stopped_images(caf_desc_t *array, void *team, int *kind);
 
-int _gfortran_caf_image_status(int image, void *team)
+/* The TEAM argument of the status intrinsics.  gfortran 12 accepts none ("not yet supported")
+ * and passes -1 (IMAGE_STATUS) or NULL (FAILED_IMAGES, STOPPED_IMAGES): the current team.
+ * Anything else is taken for a team variable's value, a caf_team_t * (caf_team.c). */
+static caf_team_t *status_team(void *team)
 {
-    (void)team; /* GCC 12 forms no teams: it can only be the initial team (-1 or NULL) */
-    int target = caf_target("_gfortran_caf_image_status", image, NULL, NULL, 0);
-    int rc = rmx_peer_status(caf_ctx(), target);
+    uintptr_t v = (uintptr_t)team;
+    if (team == NULL || v == UINTPTR_MAX || v == UINT32_MAX)
+        return caf_team();
+    return team;
+}
+
+/* IMAGE_STATUS's value for engine rank r. */
+static int status_of_rank(int r)
+{
+    int rc = rmx_peer_status(caf_ctx(), r);
     return rc == RMX_ERR_STOPPED ? CAF_STAT_STOPPED_IMAGE
          : rc == RMX_ERR_PEER    ? CAF_STAT_FAILED_IMAGE
                                  : 0;
 }
 
-/* The allocated rank-1 integer result of FAILED_IMAGES / STOPPED_IMAGES: the image numbers, in
- * increasing order, whose rmx_peer_status is `status`. */
-static void image_list(const char *entry, caf_desc_t *array, int *kind, int status)
+int _gfortran_caf_image_status(int image, void *team)
+{
+    caf_team_t *t = status_team(team);
+    if (image < 1 || image > t->size)
+        caf_fail("_gfortran_caf_image_status", NULL, NULL, 0, CAF_STAT_RMX_BASE - RMX_ERR_RANK,
+                 "image index %d outside 1..%d", image, t->size);
+    return status_of_rank(t->ranks[image - 1]);
+}
+
+/* The allocated rank-1 integer result of FAILED_IMAGES / STOPPED_IMAGES: the image indices in
+ * the team, in increasing order, whose IMAGE_STATUS is `status`. */
+static void image_list(const char *entry, caf_desc_t *array, void *team, int *kind, int status)
 {
     int k = kind != NULL ? *kind : 4;
     if (array == NULL || (k != 1 && k != 2 && k != 4 && k != 8))
         die(entry, "bad result array or kind");
-    int n = caf_nimages(), count = 0;
+    caf_team_t *t = status_team(team);
+    int n = t->size, count = 0;
     array->base_addr = malloc((size_t)k * (size_t)(n > 0 ? n : 1));
     if (array->base_addr == NULL)
         die(entry, "out of memory");
-    for (int r = 0; r < n; r++) {
-        if (rmx_peer_status(caf_ctx(), r) != status)
+    for (int i = 0; i < n; i++) {
+        if (status_of_rank(t->ranks[i]) != status)
             continue;
-        int64_t image = r + 1;
+        int64_t image = i + 1;
         char *slot = (char *)array->base_addr + (size_t)count++ * (size_t)k;
         switch (k) {
         case 1: *(int8_t *)slot = (int8_t)image; break;
@@ -545,24 +629,106 @@ static void image_list(const char *entry, caf_desc_t *array, int *kind, int stat
 
 void _gfortran_caf_failed_images(caf_desc_t *array, void *team, int *kind)
 {
-    (void)team; /* GCC 12 forms no teams: it can only be the initial team (-1 or NULL) */
-    image_list("_gfortran_caf_failed_images", array, kind, RMX_ERR_PEER);
+    image_list("_gfortran_caf_failed_images", array, team, kind, CAF_STAT_FAILED_IMAGE);
 }
 
 void _gfortran_caf_stopped_images(caf_desc_t *array, void *team, int *kind)
 {
-    (void)team; /* GCC 12 forms no teams: it can only be the initial team (-1 or NULL) */
-    image_list("_gfortran_caf_stopped_images", array, kind, RMX_ERR_STOPPED);
+    image_list("_gfortran_caf_stopped_images", array, team, kind, CAF_STAT_STOPPED_IMAGE);
 }
 
 /* ---------------------------------------------------------------- RANDOM_INIT */
-void _gfortran_random_init(int32_t repeatable, int32_t image_distinct, int32_t hwm);
+/* Fortran 2018 16.9.155.  REPEATABLE=.true.: the same seed each time RANDOM_INIT is called from
+ * the same image (of the initial team), in every run; .false.: an unpredictably different seed on
+ * each call.  IMAGE_DISTINCT=.true.: a seed distinct from every other image's; .false.: one that
+ * does not depend on the calling image.  The one case that needs the images to agree on something
+ * unpredictable (.false., .false.) takes image 1's run value, drawn at start-up and kept in its
+ * heap window's header (caf_heap.c): a read, not a synchronization (RANDOM_INIT is no image control
+ * statement).  The seed goes through libgfortran's RANDOM_SEED(PUT=), as a program would. */
 void _gfortran_caf_random_init(bool repeatable, bool image_distinct);
+void _gfortran_random_seed_i4(int32_t *size, caf_desc_t *put, caf_desc_t *get);
+
+static uint64_t splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+uint64_t caf_run_value(void)
+{
+    static uint64_t value;
+    if (value != 0)
+        return value;
+    uint64_t v = 0;
+    FILE *f = fopen("/dev/urandom", "rb");
+    if (f == NULL || fread(&v, sizeof(v), 1, f) != 1) {
+        struct timespec ts; /* no /dev/urandom: time and pid still differ between runs */
+        clock_gettime(CLOCK_REALTIME, &ts);
+        v = (uint64_t)ts.tv_sec * UINT64_C(1000000007) ^ (uint64_t)ts.tv_nsec ^
+            (uint64_t)getpid() << 32;
+    }
+    if (f != NULL)
+        fclose(f);
+    uint64_t mix = v;
+    value = splitmix64(&mix) | 1; /* nonzero: "written" to whoever reads it (random_key) */
+    return value;
+}
+
+/* Image 1's run value (the first image that has not failed, if image 1 has).  Image 1 writes it
+ * into its heap header right after the heap window's collective creation, which every image has
+ * passed; a reader that is quicker still finds 0 there and reads again. */
+static uint64_t image1_run_value(void)
+{
+    static uint64_t value;
+    rmx_ctx_t *c = caf_ctx();
+    int from = 0;
+    while (from < rmx_size(c) - 1 && rmx_peer_status(c, from) == RMX_ERR_PEER)
+        from++;
+    while (value == 0) {
+        int rc = rmx_get(caf_heap_win(), &value, sizeof(value), from, CAF_HEAP_RUN_VALUE_DISP);
+        if (rc != RMX_OK)
+            caf_check("_gfortran_caf_random_init", rc, NULL, NULL, 0);
+        if (value == 0)
+            (void)rmx_progress(c);
+    }
+    return value;
+}
+
+/* The 64-bit key the seed is drawn from. */
+static uint64_t random_key(bool repeatable, bool image_distinct)
+{
+    /* Calls so far with REPEATABLE=.false., per IMAGE_DISTINCT: with .false. every image that
+     * calls as often gets the same key, and each call a new one. */
+    static uint64_t calls[2];
+    const uint64_t fixed = UINT64_C(0x5eed0f0f1eedc0de); /* REPEATABLE: the same in every run */
+    uint64_t image = (uint64_t)caf_me() + 1;
+    if (repeatable)
+        return fixed ^ (image_distinct ? image * UINT64_C(0x9e3779b97f4a7c15) : 0);
+    uint64_t n = ++calls[image_distinct];
+    if (image_distinct)
+        return caf_run_value() ^ image * UINT64_C(0x9e3779b97f4a7c15) ^
+               n * UINT64_C(0xd1b54a32d192ed03);
+    return image1_run_value() ^ n * UINT64_C(0xd1b54a32d192ed03);
+}
 
 void _gfortran_caf_random_init(bool repeatable, bool image_distinct)
 {
-    /* libgfortran seeds from hwm when image_distinct: the image number makes seeds differ. */
-    _gfortran_random_init(repeatable, image_distinct, caf_me() + 1);
+    int32_t n = 0;
+    _gfortran_random_seed_i4(&n, NULL, NULL); /* RANDOM_SEED(SIZE=n) */
+    if (n <= 0 || n > 1024)
+        die("_gfortran_caf_random_init", "unexpected RANDOM_SEED size");
+    int32_t seed[1024];
+    uint64_t x = random_key(repeatable, image_distinct);
+    for (int32_t i = 0; i < n; i++)
+        seed[i] = (int32_t)(uint32_t)splitmix64(&x);
+    caf_desc_max_t put = {.base_addr = seed, .offset = 0,
+                          .dtype = {.elem_len = sizeof(int32_t), .version = 0, .rank = 1,
+                                    .type = CAF_BT_INTEGER, .attribute = 0},
+                          .span = sizeof(int32_t),
+                          .dim = {{.stride = 1, .lbound = 1, .ubound = n}}};
+    _gfortran_random_seed_i4(NULL, caf_desc_of_max(&put), NULL); /* RANDOM_SEED(PUT=seed) */
 }
 
 /* ---------------------------------------------------------------- extension: engine counters */

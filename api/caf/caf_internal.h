@@ -141,6 +141,10 @@ static inline size_t caf_token_disp(const caf_token_t *t, int rank)
  * then the arena that caf_heap_alloc serves. */
 #define CAF_HEAP_DEFAULT ((size_t)256 << 20)
 int caf_heap_init(rmx_ctx_t *c);       /* collective, from caf_ctx */
+/* Where the header holds the image's run value: a random nonzero number drawn at start-up, which
+ * image 1's RANDOM_INIT(REPEATABLE=.false., IMAGE_DISTINCT=.false.) seeds every image from. */
+#define CAF_HEAP_RUN_VALUE_DISP 8
+uint64_t caf_run_value(void);           /* this image's (caf_image.c) */
 void caf_heap_fini(void);
 rmx_win_t *caf_heap_win(void);
 char *caf_heap_base(void);             /* this image's copy */
@@ -190,8 +194,10 @@ void caf_deregister_component(caf_token_t **token, int type, int *stat, char *er
                               size_t errmsg_len);
 
 /* Validate a 1-based image index (relative to the current team); the engine rank, or -1 when it
- * is bad and caf_fail has run. */
+ * is bad or the image has failed (STAT_FAILED_IMAGE) and caf_fail has run. */
 int caf_target(const char *entry, int image_index, int *stat, char *errmsg, size_t errmsg_len);
+/* How many images of team t other than this one have failed (FAIL IMAGE, or a crash). */
+int caf_team_failures(const caf_team_t *t);
 
 /* ---- descriptors (caf_rma.c) */
 static inline int caf_desc_rank(const caf_desc_t *d) { return d->dtype.rank; }

@@ -66,8 +66,17 @@ void caf_team_reset(void)
 int caf_team_sync(caf_team_t *t)
 {
     rmx_ctx_t *c = caf_ctx();
-    if (t->size == rmx_size(c))
-        return rmx_sync_all(c);
+    if (t->size == rmx_size(c)) {
+        /* Once an image has failed the engine's barrier cannot complete: the survivors
+         * synchronize pairwise instead (rmx_sync_images passes over failed ranks), and report
+         * the failure.  Each survivor tries the barrier at most once after the failure (it
+         * learns of it there), and every survivor's barrier of that round fails alike. */
+        int rc = caf_team_failures(t) > 0 ? RMX_ERR_PEER : rmx_sync_all(c);
+        if (rc != RMX_ERR_PEER)
+            return rc;
+        rc = rmx_sync_images(c, NULL, 0);
+        return rc == RMX_OK ? RMX_ERR_PEER : rc;
+    }
     if (t->size == 1)
         return rmx_sync_memory(c);
     int *others = malloc((size_t)(t->size - 1) * sizeof(int));
