@@ -187,7 +187,8 @@ static void show(const char *who, const struct cmp_output *o)
             o->err);
 }
 
-ParameterizedTest(struct cmp_run *r, caf_compare, programs, .timeout = RMX_T(2 * CMP_TIMEOUT_S + 30))
+ParameterizedTest(struct cmp_run *r, caf_compare, programs,
+                  .timeout = RMX_T(2 * CMP_TIMEOUT_S + 30))
 {
     char reason[400];
     if (!opencoarrays_installed())
@@ -218,7 +219,8 @@ ParameterizedTest(struct cmp_run *r, caf_compare, programs, .timeout = RMX_T(2 *
             fprintf(stderr, "==== (a program OpenCoarrays cannot run is listed in %s, with the "
                             "reason)\n", CMP_CONF);
         else if (diff != 0 && !sorted)
-            fprintf(stderr, "==== (if the images print in no fixed order: a `sort %s` line in %s)\n",
+            fprintf(stderr,
+                    "==== (if the images print in no fixed order: a `sort %s` line in %s)\n",
                     r->prog, CMP_CONF);
     }
     cr_expect_eq(rmx.rc, 0, "%s on %d images: libcaf_rmx build exited %d", r->prog, r->np, rmx.rc);

@@ -36,7 +36,8 @@ declare -A NEEDS_MPI=([initialize_mpi]="uses MPI directly (use mpi, MPI_COMM_SIZ
 for f in "$BUILD/libcaf_rmx.a" "$BUILD/librmx.a"; do
     [ -f "$f" ] || { echo "opencoarrays-suite: $f missing: run make caf first" >&2; exit 2; }
 done
-command -v caf > /dev/null || { echo "opencoarrays-suite: no caf (OpenCoarrays) on PATH" >&2; exit 2; }
+command -v caf > /dev/null ||
+    { echo "opencoarrays-suite: no caf (OpenCoarrays) on PATH" >&2; exit 2; }
 git -C "$OC_REPO" rev-parse -q --verify "$OC_TAG^{commit}" > /dev/null ||
     { echo "opencoarrays-suite: no tag $OC_TAG in $OC_REPO" >&2; exit 2; }
 
@@ -52,7 +53,8 @@ while read -r dir tgt main; do
 done < <(cd "$T" && grep -H '^[[:space:]]*caf_compile_executable(' -r --include=CMakeLists.txt . |
          sed -n 's|^\./\(.*\)/CMakeLists.txt:[[:space:]]*caf_compile_executable(\([^ )]*\)[[:space:]]\+\([^ )$]*\).*|\1 \2 \3|p')
 B=integration/pde_solvers/coarrayBurgers
-SRCS[coarray_burgers_pde]="$B/library/object_interface.F90 $B/library/ForTrilinos_assertion_utility.F90 $B/library/co_object_interface.F90 $B/local_field.F90 $B/global_field.F90 $B/main.F90"
+SRCS[coarray_burgers_pde]="$B/library/object_interface.F90 $B/library/ForTrilinos_assertion_utility.F90
+    $B/library/co_object_interface.F90 $B/local_field.F90 $B/global_field.F90 $B/main.F90"
 H=integration/pde_solvers/coarrayHeatSimplified
 SRCS[co_heat]="$H/local_field.f90 $H/global_field.f90 $H/main.f90"
 # A test whose target CMake builds only for other compiler versions (send-strided-self: an elseif
@@ -60,7 +62,8 @@ SRCS[co_heat]="$H/local_field.f90 $H/global_field.f90 $H/main.f90"
 find_source() {
     (cd "$T" && find . -name "$1.f90" -o -name "$1.F90" | sed 's|^\./||' | head -1)
 }
-mkdir -p "$OUT/inc" && cp "$T/$B/include-files/gfortran_capabilities.txt" "$OUT/inc/compiler_capabilities.txt"
+mkdir -p "$OUT/inc" &&
+    cp "$T/$B/include-files/gfortran_capabilities.txt" "$OUT/inc/compiler_capabilities.txt"
 
 # The test list: name, images, target, arguments (commented-out lines and the one without an image
 # count, under `if (FALSE)`, are not tests).
