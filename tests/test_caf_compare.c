@@ -26,12 +26,13 @@ struct cmp_run {
     int np;
 };
 
-/* The compare.conf line for prog: `skip`/`sort` and the reason, or 0 when it has none. */
+/* 1 when compare.conf has an `action` (skip, sort) rule matching prog, its reason copied into
+ * reason; 0 when none matches. */
 static int conf_lookup(const char *prog, const char *action, char *reason, size_t cap)
 {
     FILE *f = fopen(CMP_CONF, "r");
     cr_assert(f != NULL, "cannot open %s", CMP_CONF);
-    char line[512], act[16], pat[128];
+    char line[1024], act[16], pat[128];
     int found = 0, used = 0;
     while (!found && fgets(line, sizeof(line), f) != NULL) {
         if (line[0] == '#' || sscanf(line, "%15s %127s %n", act, pat, &used) < 2)
@@ -53,12 +54,12 @@ static int opencoarrays_installed(void)
     return system("command -v caf > /dev/null 2>&1") == 0;
 }
 
-/* The programs of tests/caf, sorted by name (so the parameters come in a stable order). */
 static int cmp_name(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* The programs of tests/caf, sorted by name (so the parameters come in a stable order). */
 static size_t list_programs(char *names[], size_t cap)
 {
     DIR *d = opendir(RMX_TEST_SRC_DIR "/caf");
@@ -87,6 +88,10 @@ ParameterizedTestParameters(caf_compare, programs)
     static const int nps[] = {2, 4};
     size_t count = n * 2;
     struct cmp_run *runs = cr_malloc(sizeof(*runs) * (count > 0 ? count : 1));
+    if (runs == NULL) {
+        fprintf(stderr, "caf_compare: out of memory for %zu parameters\n", count);
+        abort();
+    }
     for (size_t i = 0; i < n; i++) {
         for (size_t j = 0; j < 2; j++) {
             snprintf(runs[i * 2 + j].prog, sizeof(runs[0].prog), "%s", names[i]);
