@@ -75,6 +75,7 @@ CAF_TEST(caf_stop)
 CAF_TEST(caf_stopped)
 CAF_TEST(caf_atomic)
 CAF_TEST(caf_lock)
+CAF_TEST(caf_self_order)
 
 Test(caf, error_stop_ends_every_image_with_failure, .timeout = RMX_T(90))
 {
