@@ -76,6 +76,7 @@ CAF_TEST(caf_stopped)
 CAF_TEST(caf_atomic)
 CAF_TEST(caf_lock)
 CAF_TEST(caf_self_order)
+CAF_TEST(caf_vector)
 
 Test(caf, error_stop_ends_every_image_with_failure, .timeout = RMX_T(90))
 {
