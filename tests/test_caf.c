@@ -77,6 +77,7 @@ CAF_TEST(caf_atomic)
 CAF_TEST(caf_lock)
 CAF_TEST(caf_self_order)
 CAF_TEST(caf_vector)
+CAF_TEST(caf_convert)
 
 Test(caf, error_stop_ends_every_image_with_failure, .timeout = RMX_T(90))
 {

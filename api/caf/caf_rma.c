@@ -675,6 +675,22 @@ static int get_vector(const char *entry, caf_token_t *t, int target, size_t offs
 
 /* ---------------------------------------------------------------- entry points */
 
+/* gfortran 12 describes a character coarray array read into a character array whose length is
+ * known only at run time (`character(len=n) :: c(3); c = x(:)[i]`) with elem_len 0 and the true
+ * element size nowhere (span is the stride, which for a component is the whole derived type's
+ * size).  Read as length 0, every element would silently become blanks: refused instead. */
+static int remote_length_known(const char *entry, const caf_desc_t *d, int *stat)
+{
+    if (d->dtype.type != CAF_BT_CHARACTER || caf_desc_elem(d) != 0 || caf_desc_rank(d) == 0 ||
+        d->span <= 0)
+        return 1;
+    caf_unsupported(entry, stat, NULL, 0, "a character coarray whose length gfortran passes as 0 "
+                    "(gfortran 12 does so when the other side's length is known only at run "
+                    "time: give it a constant length)");
+    return 0;
+}
+
+
 void _gfortran_caf_send(caf_token_t *token, size_t offset, int image_index, caf_desc_t *dest,
                         caf_vector_t *dst_vector, caf_desc_t *src, int dst_kind, int src_kind,
                         bool may_require_tmp, int *stat);
@@ -739,7 +755,8 @@ void _gfortran_caf_send(caf_token_t *token, size_t offset, int image_index, caf_
 {
     static const char entry[] = "_gfortran_caf_send";
     int target = caf_target(entry, image_index, stat, NULL, 0);
-    if (target < 0 || !caf_valid_token(entry, token, stat))
+    if (target < 0 || !caf_valid_token(entry, token, stat) ||
+        !remote_length_known(entry, dest, stat))
         return;
     elem_type_t dt = caf_elem_type_of(dest, dst_kind), st = caf_elem_type_of(src, src_kind);
     int rc;
@@ -787,7 +804,8 @@ void _gfortran_caf_get(caf_token_t *token, size_t offset, int image_index, caf_d
 {
     static const char entry[] = "_gfortran_caf_get";
     int target = caf_target(entry, image_index, stat, NULL, 0);
-    if (target < 0 || !caf_valid_token(entry, token, stat))
+    if (target < 0 || !caf_valid_token(entry, token, stat) ||
+        !remote_length_known(entry, src, stat))
         return;
     elem_type_t st = caf_elem_type_of(src, src_kind), dt = caf_elem_type_of(dest, dst_kind);
     int rc;
@@ -841,7 +859,8 @@ void _gfortran_caf_sendget(caf_token_t *dst_token, size_t dst_offset, int dst_im
         return;
     int starget = caf_target(entry, src_image_index, stat, NULL, 0);
     if (starget < 0 || !caf_valid_token(entry, dst_token, stat) ||
-        !caf_valid_token(entry, src_token, stat))
+        !caf_valid_token(entry, src_token, stat) || !remote_length_known(entry, dest, stat) ||
+        !remote_length_known(entry, src, stat))
         return;
     elem_type_t st = caf_elem_type_of(src, src_kind), dt = caf_elem_type_of(dest, dst_kind);
     /* Get the source packed into a temporary described like a local array, then send that. */
