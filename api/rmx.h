@@ -145,7 +145,8 @@ typedef enum {
                         * > 1); otherwise single */
     RMX_BOOT_PMIX,
     RMX_BOOT_OOB,      /* use rmx_config_t.oob */
-    RMX_BOOT_SINGLE,   /* one process; every call works through UCX's self transport */
+    RMX_BOOT_SINGLE,   /* one process; puts and gets are local copies ("Self" above), atomics
+                        * go through UCX's self transport */
 } rmx_boot_kind_t;
 
 typedef enum {
