@@ -506,6 +506,12 @@ static const char *vsec_of(const caf_desc_t *d, const struct caf_vector *vec, vs
     v->elem = caf_desc_elem(d);
     if (v->rank < 1 || v->rank > CAF_MAX_DIMS)
         return "a vector subscript on a reference of no array rank";
+    /* A component of a derived-type coarray (span: the type's size, not the component's):
+     * gfortran 12 points such a reference at the array's first element, dropping the
+     * component's offset (p(v)[i]%x reads p(v)%<first component>), so it cannot be served. */
+    if (d->span > 0 && (size_t)d->span != v->elem)
+        return "a derived-type component through a vector subscript (gfortran 12 passes the "
+               "reference without the component's offset)";
     ptrdiff_t span = d->span > 0 ? d->span : (ptrdiff_t)v->elem;
     size_t total = 0;
     v->count = 1;
