@@ -462,6 +462,7 @@ _Static_assert(sizeof(struct caf_vector) == 32, "caf_vector_t is 32 bytes in gfo
 typedef struct vsec {
     int rank;
     size_t elem, count;
+    size_t want;                /* the other side's element count (SIZE_MAX: any) */
     size_t n[CAF_MAX_DIMS];
     ptrdiff_t *off[CAF_MAX_DIMS];
     size_t nruns;
@@ -470,7 +471,9 @@ typedef struct vsec {
     void *mem;                  /* one allocation behind off, run_off, run_len */
 } vsec_t;
 
-static const char vsec_nomem[] = "no memory"; /* vsec_of's answer for RMX_ERR_NOMEM */
+#define CAF_VECTOR_MAX ((size_t)1 << 40) /* elements: more is a garbled reference */
+/* vsec_of's answers that vsec_refused turns into an rmx code or a message with numbers */
+static const char vsec_nomem[] = "no memory", vsec_mismatch[] = "counts differ";
 
 static int vector_index(const struct caf_vector *v, size_t k, ptrdiff_t *idx)
 {
@@ -498,8 +501,8 @@ static void vsec_free(vsec_t *v)
     v->mem = NULL;
 }
 
-/* Build the element offsets of desc + vec; NULL, or why not (a message for caf_fail). */
-static const char *vsec_of(const caf_desc_t *d, const struct caf_vector *vec, vsec_t *v)
+/* The shape of desc + vec (rank, elem, n, count); NULL, or why not (a message for caf_fail). */
+static const char *vsec_shape(const caf_desc_t *d, const struct caf_vector *vec, vsec_t *v)
 {
     memset(v, 0, sizeof(*v));
     v->rank = caf_desc_rank(d);
@@ -512,19 +515,41 @@ static const char *vsec_of(const caf_desc_t *d, const struct caf_vector *vec, vs
     if (d->span > 0 && (size_t)d->span != v->elem)
         return "a derived-type component through a vector subscript (gfortran 12 passes the "
                "reference without the component's offset)";
-    ptrdiff_t span = d->span > 0 ? d->span : (ptrdiff_t)v->elem;
-    size_t total = 0;
     v->count = 1;
     for (int j = 0; j < v->rank; j++) {
         if (vec[j].nvec == 0 && vec[j].u.triplet.stride == 0)
-            return "a zero stride";
+            return "a zero stride (which is also how an empty vector subscript may look: gfortran "
+                   "12 passes it as a triplet made of the vector's pointer)";
         v->n[j] = vec[j].nvec > 0 ? vec[j].nvec
                                   : triplet_len(vec[j].u.triplet.lower_bound,
                                                 vec[j].u.triplet.upper_bound,
                                                 vec[j].u.triplet.stride);
-        total += v->n[j];
+        /* An element count no memory could hold is a reference gfortran passed wrongly (an
+         * empty vector subscript has nvec 0 too, and its vector pointer read as a triplet);
+         * also keeps the sizes below from wrapping. */
+        if (v->n[j] > CAF_VECTOR_MAX || (v->n[j] > 0 && v->count > CAF_VECTOR_MAX / v->n[j]))
+            return "a vector-subscripted reference of more than 2^40 elements (an empty vector "
+                   "subscript, which gfortran 12 cannot tell from a triplet, reads as one)";
         v->count *= v->n[j];
     }
+    return NULL;
+}
+
+/* The element offsets of desc + vec, after checking that they are `want` elements (SIZE_MAX:
+ * any, e.g. a scalar broadcast) before anything is allocated; NULL, or why not. */
+static const char *vsec_of(const caf_desc_t *d, const struct caf_vector *vec, size_t want,
+                           vsec_t *v)
+{
+    const char *why = vsec_shape(d, vec, v);
+    if (why != NULL)
+        return why;
+    v->want = want;
+    if (want != SIZE_MAX && want != v->count)
+        return vsec_mismatch;
+    ptrdiff_t span = d->span > 0 ? d->span : (ptrdiff_t)v->elem;
+    size_t total = 0;
+    for (int j = 0; j < v->rank; j++)
+        total += v->n[j];
     /* offsets of every dimension, then run starts and lengths of dimension 0 */
     v->mem = malloc(total * sizeof(ptrdiff_t) + v->n[0] * (sizeof(ptrdiff_t) + sizeof(size_t)) + 1);
     if (v->mem == NULL)
@@ -592,29 +617,30 @@ static int vsec_transfer(caf_token_t *t, int put, char *packed, int target, ptrd
     }
 }
 
-/* The element count of the local side must be the vector reference's (a scalar source is
- * broadcast).  gfortran 12 passes a vector subscript that is itself a strided section
- * (a(v(1:n:2))[i]) with nvec = its extent / 2 and the index array's base, as if contiguous:
- * the counts no longer match, and the reference is refused rather than read wrong. */
-static int vsec_check_count(const char *entry, const vsec_t *v, const caf_desc_t *local,
-                            int *stat)
+/* What the other side of a vector-subscripted reference must hold: its element count, or
+ * SIZE_MAX for a scalar (broadcast). */
+static size_t other_side_count(const caf_desc_t *local)
 {
     caf_section_t ls;
     caf_section_of(local, &ls);
-    if (ls.rank == 0 || ls.count == v->count)
-        return 1;
-    char why[256];
-    snprintf(why, sizeof(why), "a vector subscript naming %zu elements for %zu (gfortran 12 "
-             "passes a vector subscript that is a strided section, v(1:n:2), so: use a "
-             "contiguous index array)", v->count, ls.count);
-    caf_unsupported(entry, stat, NULL, 0, why);
-    return 0;
+    return ls.rank == 0 ? SIZE_MAX : ls.count;
 }
 
-static int vsec_refused(const char *entry, const char *why, int *stat)
+/* gfortran 12 passes a vector subscript that is itself a strided section (a(v(1:n:2))[i]) with
+ * nvec = its extent / 2 and the index array's base, as if contiguous, and an empty vector
+ * subscript with nvec 0, which reads as a triplet made of the vector's pointer: either way the
+ * counts no longer match, and the reference is refused rather than read wrong. */
+static int vsec_refused(const char *entry, const char *why, const vsec_t *v, int *stat)
 {
     if (why == vsec_nomem)
         return RMX_ERR_NOMEM;
+    char msg[320];
+    if (why == vsec_mismatch) {
+        snprintf(msg, sizeof(msg), "a vector subscript naming %zu elements for %zu (gfortran 12 "
+                 "passes an empty vector subscript, or one that is a strided section v(1:n:2), "
+                 "so: use a contiguous, non-empty index array)", v->count, v->want);
+        why = msg;
+    }
     caf_unsupported(entry, stat, NULL, 0, why);
     return CAF_REPORTED;
 }
@@ -626,13 +652,11 @@ static int send_vector(const char *entry, caf_token_t *t, int target, size_t off
                        int *stat)
 {
     vsec_t v;
-    const char *why = vsec_of(dest, vec, &v);
+    const char *why = vsec_of(dest, vec, other_side_count(src), &v);
     int rc = RMX_OK;
     char *tmp = NULL;
     if (why != NULL) {
-        rc = vsec_refused(entry, why, stat);
-    } else if (!vsec_check_count(entry, &v, src, stat)) {
-        rc = CAF_REPORTED;
+        rc = vsec_refused(entry, why, &v, stat);
     } else if ((tmp = malloc(v.count * dt->size + 1)) == NULL) {
         rc = RMX_ERR_NOMEM;
     } else if (!pack_converted(tmp, dt, v.count, src, st)) {
@@ -648,20 +672,18 @@ static int send_vector(const char *entry, caf_token_t *t, int target, size_t off
 
 /* dest = x(v...)[image]: one get per run into a packed temporary, then convert into dest.  With
  * dest NULL, the packed elements are handed back in *packed (source representation) instead, and
- * *count their number: the first half of a sendget. */
+ * *count their number (which must be `want`): the first half of a sendget. */
 static int get_vector(const char *entry, caf_token_t *t, int target, size_t offset,
                       const caf_desc_t *src, const struct caf_vector *vec, const elem_type_t *st,
-                      const caf_desc_t *dest, const elem_type_t *dt, char **packed,
+                      const caf_desc_t *dest, const elem_type_t *dt, size_t want, char **packed,
                       size_t *count, int *stat)
 {
     vsec_t v;
-    const char *why = vsec_of(src, vec, &v);
+    const char *why = vsec_of(src, vec, dest != NULL ? other_side_count(dest) : want, &v);
     int rc = RMX_OK;
     char *tmp = NULL;
     if (why != NULL) {
-        rc = vsec_refused(entry, why, stat);
-    } else if (dest != NULL && !vsec_check_count(entry, &v, dest, stat)) {
-        rc = CAF_REPORTED;
+        rc = vsec_refused(entry, why, &v, stat);
     } else if ((tmp = malloc(v.count * st->size + 1)) == NULL) {
         rc = RMX_ERR_NOMEM;
     } else if ((rc = vsec_transfer(t, 0, tmp, target, (ptrdiff_t)offset, &v)) == RMX_OK &&
@@ -816,8 +838,8 @@ void _gfortran_caf_get(caf_token_t *token, size_t offset, int image_index, caf_d
     elem_type_t st = caf_elem_type_of(src, src_kind), dt = caf_elem_type_of(dest, dst_kind);
     int rc;
     if (src_vector != NULL) {
-        rc = get_vector(entry, token, target, offset, src, src_vector, &st, dest, &dt, NULL, NULL,
-                        stat);
+        rc = get_vector(entry, token, target, offset, src, src_vector, &st, dest, &dt, 0, NULL,
+                        NULL, stat);
     } else {
         caf_section_t rs;
         caf_section_of(src, &rs);
@@ -828,14 +850,26 @@ void _gfortran_caf_get(caf_token_t *token, size_t offset, int image_index, caf_d
         caf_check(entry, rc, stat, NULL, 0);
 }
 
+/* The element count of a sendget's destination, for checking a vector-subscripted source against
+ * before it is read (SIZE_MAX: not known here; the send checks it). */
+static size_t sendget_dest_count(const caf_desc_t *dest, const struct caf_vector *dst_vector)
+{
+    vsec_t v;
+    if (dst_vector == NULL)
+        return other_side_count(dest);
+    return vsec_shape(dest, dst_vector, &v) == NULL ? v.count : SIZE_MAX;
+}
+
 /* The source half of a sendget: the elements of src (with its vector subscripts, if any) on
  * image target, packed in element order into a new *packed of *count elements. */
 static int sendget_fetch(const char *entry, caf_token_t *t, int target, size_t offset,
                          const caf_desc_t *src, const struct caf_vector *vec,
-                         const elem_type_t *st, char **packed, size_t *count, int *stat)
+                         const elem_type_t *st, size_t want, char **packed, size_t *count,
+                         int *stat)
 {
     if (vec != NULL)
-        return get_vector(entry, t, target, offset, src, vec, st, NULL, NULL, packed, count, stat);
+        return get_vector(entry, t, target, offset, src, vec, st, NULL, NULL, want, packed, count,
+                          stat);
     caf_section_t rs, ps;
     caf_section_of(src, &rs);
     char *tmp = malloc(rs.count * st->size + 1);
@@ -872,8 +906,8 @@ void _gfortran_caf_sendget(caf_token_t *dst_token, size_t dst_offset, int dst_im
     /* Get the source packed into a temporary described like a local array, then send that. */
     char *tmp = NULL;
     size_t count = 0;
-    int rc = sendget_fetch(entry, src_token, starget, src_offset, src, src_vector, &st, &tmp,
-                           &count, stat);
+    int rc = sendget_fetch(entry, src_token, starget, src_offset, src, src_vector, &st,
+                           sendget_dest_count(dest, dst_vector), &tmp, &count, stat);
     caf_desc_t *tdesc = NULL;
     if (rc == RMX_OK && (tdesc = calloc(1, sizeof(caf_desc_t) + sizeof(caf_dim_t))) == NULL)
         rc = RMX_ERR_NOMEM;
