@@ -488,11 +488,12 @@ static int vector_index(const struct caf_vector *v, size_t k, ptrdiff_t *idx)
     return 0;
 }
 
+/* Elements of lo:hi:st (st != 0), in unsigned arithmetic: a garbled triplet must not overflow. */
 static size_t triplet_len(ptrdiff_t lo, ptrdiff_t hi, ptrdiff_t st)
 {
     if (st > 0)
-        return hi >= lo ? (size_t)((hi - lo) / st) + 1 : 0;
-    return lo >= hi ? (size_t)((lo - hi) / -st) + 1 : 0;
+        return hi >= lo ? ((size_t)hi - (size_t)lo) / (size_t)st + 1 : 0;
+    return lo >= hi ? ((size_t)lo - (size_t)hi) / ((size_t)0 - (size_t)st) + 1 : 0;
 }
 
 static void vsec_free(vsec_t *v)
