@@ -1,7 +1,8 @@
 # rmx — build, test, benchmark.
 #   make deps    install the Debian packages rmx needs (no-op when present; root or sudo)
 #   make         build/librmx.a build/librmx.so build/rmx.pc build/rmx_perf, and `make caf`:
-#                build/libcaf_rmx.{a,so} (gfortran -fcoarray=lib runtime) + tests/caf/*.f90 programs
+#                build/libcaf_rmx.{a,so} (gfortran -fcoarray=lib runtime), build/rmxcaf + build/rmxrun
+#                (compile and run coarray programs) + tests/caf/*.f90 programs
 #   make check   build and run every test (Criterion; multi-process over real UCP), three ways:
 #                default transports, UCX_TLS=tcp,self, RMX_WIN_MEMORY=user (CHECK_WAYS= narrows it)
 #   make perf    run the benchmark on 2 local ranks (rmx beside raw UCP)
@@ -49,6 +50,7 @@ CAF_PROG = $(patsubst tests/caf/%.f90,$(BUILD)/tests/caf/%,$(wildcard tests/caf/
 CAF_FC  ?= gfortran
 CAF_FFLAGS ?= -fcoarray=lib -O2 -g -Wall -Werror -ffree-line-length-none
 CAF_LIBS = $(BUILD)/libcaf_rmx.a $(BUILD)/librmx.a $(LDFLAGS) $(LDLIBS_ALL)
+CAF_TOOLS = $(BUILD)/rmxcaf $(BUILD)/rmxrun $(BUILD)/rmx_forkrun
 
 .PHONY: all deps check perf asan valgrind stress clean lib tests fuzz caf perf-caf
 
@@ -103,11 +105,23 @@ $(BUILD)/libcaf_rmx.a: $(CAF_OBJ)
 $(BUILD)/libcaf_rmx.so: $(CAF_OBJ) $(LIB_OBJ)
 	$(CC) -shared -o $@ $^ $(LDFLAGS) $(LDLIBS_ALL)
 
-$(BUILD)/tests/caf/%: tests/caf/%.f90 $(BUILD)/libcaf_rmx.a $(BUILD)/librmx.a
+# Through build/rmxcaf, so that every build tests the wrapper.
+$(BUILD)/tests/caf/%: tests/caf/%.f90 $(BUILD)/libcaf_rmx.a $(BUILD)/librmx.a $(BUILD)/rmxcaf
 	@mkdir -p $(BUILD)/tests/caf/mod
-	$(CAF_FC) $(CAF_FFLAGS) -J$(BUILD)/tests/caf/mod -o $@ $< $(CAF_LIBS)
+	$(BUILD)/rmxcaf $(CAF_FFLAGS) -J$(BUILD)/tests/caf/mod -o $@ $<
 
-caf: $(BUILD)/libcaf_rmx.a $(BUILD)/libcaf_rmx.so $(CAF_PROG)
+caf: $(BUILD)/libcaf_rmx.a $(BUILD)/libcaf_rmx.so $(CAF_TOOLS) $(CAF_PROG)
+
+# build/rmxcaf and build/rmxrun (from api/caf/*.in, absolute paths into this build) compile and run
+# coarray programs as OpenCoarrays' caf and cafrun; rmxrun's fork launcher is build/rmx_forkrun.
+$(BUILD)/rmxcaf $(BUILD)/rmxrun: $(BUILD)/%: api/caf/%.in Makefile
+	@mkdir -p $(BUILD)
+	sed -e 's|@BUILD@|$(abspath $(BUILD))|g' -e 's|@FC@|$(CAF_FC)|g' \
+	    -e 's|@LIBS@|$(strip $(LDFLAGS) $(LDLIBS_ALL))|g' $< > $@.tmp
+	chmod +x $@.tmp && mv $@.tmp $@
+
+$(BUILD)/rmx_forkrun: api/rmx_forkrun.c $(BUILD)/librmx.a $(HDRS)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/librmx.a $(LDFLAGS) $(LDLIBS_ALL)
 
 # The same Fortran benchmark on libcaf_rmx and on OpenCoarrays (perf/caf/run.sh).
 perf-caf: caf

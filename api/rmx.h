@@ -139,7 +139,9 @@ typedef struct rmx_oob {
 } rmx_oob_t;
 
 typedef enum {
-    RMX_BOOT_AUTO = 0, /* PMIx when launched by a PMIx launcher; RMX_ERR_BOOTSTRAP when launched
+    RMX_BOOT_AUTO = 0, /* the launcher's segment when started by rmx_fork_exec (RMX_FORK_FD,
+                        * RMX_FORK_RANK, RMX_FORK_SIZE: api/rmx_fork.h); else
+                        * PMIx when launched by a PMIx launcher; RMX_ERR_BOOTSTRAP when launched
                         * as one of several ranks by a launcher rmx recognises without PMIx (srun
                         * without --mpi=pmix, PMI_SIZE, OMPI_COMM_WORLD_SIZE, MV2_COMM_WORLD_SIZE
                         * > 1); otherwise single */

@@ -217,6 +217,10 @@ static int open_bootstrap(rmx_ctx_t *ctx)
     const char *launcher, *var, *value;
     switch (ctx->cfg.bootstrap) {
     case RMX_BOOT_AUTO:
+        /* rmx_fork_exec's variables first: they come from this process's own launcher, while
+         * PMIx's may be inherited from one further out. */
+        if (rmx_boot_fork_launched())
+            return rmx_boot_fork_open(&ctx->boot);
         /* Launched by a PMIx launcher but unable to reach it: an error, not a silent single run
          * (N singletons would each believe they are the whole job).  The same for a launcher
          * rmx recognises but cannot join. */

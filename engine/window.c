@@ -113,7 +113,8 @@ static int window_part(rmx_win_t *win, void *user_base, size_t len, int allocate
             win->base = user_base; /* also rmx's own pages (RMX_WIN_MEMORY_USER), zeroed by mmap */
         else {
             rmx_topo_place_local(win->base, len);
-            memset(win->base, 0, len);
+            if (!ctx->ucx.alloc_zeroed) /* else a fresh mapping: zero already (ucx.c) */
+                memset(win->base, 0, len);
         }
     } else {
         win->base = allocate ? NULL : user_base;

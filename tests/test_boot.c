@@ -1,4 +1,6 @@
-/* test_boot.c — the bootstraps: PMIx under Open MPI's mpirun, and PMIx asked for without one. */
+/* test_boot.c — the bootstraps: PMIx under Open MPI's mpirun, and PMIx asked for without one;
+ * the OOB path of rmx_fork_run, and of programs started by rmx_fork_exec (RMX_FORK_*). */
+#include <signal.h>
 #include <sys/wait.h>
 #include "harness.h"
 
@@ -146,4 +148,87 @@ Test(boot, a_dead_rank_fails_the_others_init, .timeout = RMX_T(60))
     cr_expect_eq(status[1], 3);
     cr_expect_eq(status[0], 0);
     cr_expect_eq(status[2], 0);
+}
+
+/* rmx_fork_exec: a launcher for any program.  prog_pmix calls rmx_init(NULL): the AUTO bootstrap
+ * must find the launcher's segment through RMX_FORK_FD/RANK/SIZE, and prefer it to PMIx variables
+ * inherited from further out (here bogus ones: joining that "PMIx server" would fail). */
+Test(boot, fork_exec_env_bootstrap_3_ranks, .timeout = RMX_T(150))
+{
+    setenv("PMIX_NAMESPACE", "not-a-job", 1);
+    setenv("PMIX_RANK", "0", 1);
+    char prog[1024];
+    snprintf(prog, sizeof(prog), "%s/prog_pmix", RMX_TEST_BIN_DIR);
+    char *argv[] = {prog, "3", NULL};
+    int status[3] = {-1, -1, -1}, first = -2;
+    int rc = rmx_fork_exec(3, argv, RMX_T(120), status, &first);
+    for (int r = 0; r < 3; r++)
+        cr_expect_eq(status[r], 0, "rank %d exited with status %d", r, status[r]);
+    cr_expect_eq(rc, RMX_OK, "rmx_fork_exec: %s", rmx_strerror(rc));
+    cr_expect_eq(first, -1);
+}
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* One rank fails: the launcher ends the job (SIGTERM to the others), as mpirun does, long before
+ * its timeout, and says which rank it was. */
+Test(boot, fork_exec_one_failing_rank_ends_the_job, .timeout = RMX_T(60))
+{
+    char *argv[] = {"sh", "-c", "if [ \"$RMX_FORK_RANK\" = 1 ]; then exit 3; fi; exec sleep 60",
+                    NULL};
+    int status[3], first = -2;
+    double t0 = seconds_now();
+    cr_expect_eq(rmx_fork_exec(3, argv, RMX_T(40), status, &first), RMX_ERR_PEER);
+    cr_expect_lt(seconds_now() - t0, RMX_T(20));
+    cr_expect_eq(first, 1);
+    cr_expect_eq(status[1], 3);
+    cr_expect_eq(status[0], 128 + SIGTERM);
+    cr_expect_eq(status[2], 128 + SIGTERM);
+}
+
+Test(boot, fork_exec_timeout_kills_every_rank, .timeout = RMX_T(60))
+{
+    char *argv[] = {"sleep", "60", NULL};
+    int status[2];
+    double t0 = seconds_now();
+    cr_expect_eq(rmx_fork_exec(2, argv, 1, status, NULL), RMX_ERR_TIMEOUT);
+    cr_expect_lt(seconds_now() - t0, RMX_T(20));
+    cr_expect_eq(status[0], 128 + SIGKILL);
+    cr_expect_eq(status[1], 128 + SIGKILL);
+    char *missing[] = {"/nonexistent/rmx-program", NULL};
+    cr_expect_eq(rmx_fork_exec(2, missing, RMX_T(30), status, NULL), RMX_ERR_PEER);
+    cr_expect_eq(status[0], 127);
+    cr_expect_eq(rmx_fork_exec(0, argv, 0, status, NULL), RMX_ERR_ARG);
+}
+
+/* RMX_FORK_* that do not describe a launcher's segment: rmx_init says so (RMX_ERR_BOOTSTRAP), never
+ * a silent single run. */
+Test(boot, a_bad_fork_environment_is_a_bootstrap_error, .timeout = RMX_T(60))
+{
+    static const char *const envs[][3] = {
+        {"99", "0", "2"},      /* no such descriptor */
+        {"0", "0", "2"},       /* a descriptor, but not a segment */
+        {"99", "2", "2"},      /* rank outside 0..size-1 */
+        {"99", "x", "2"},      /* not a number */
+        {NULL, "0", "2"},      /* incomplete */
+    };
+    unsetenv("PMIX_NAMESPACE");
+    unsetenv("PMIX_RANK");
+    for (size_t i = 0; i < sizeof(envs) / sizeof(envs[0]); i++) {
+        static const char *const vars[3] = {"RMX_FORK_FD", "RMX_FORK_RANK", "RMX_FORK_SIZE"};
+        for (int v = 0; v < 3; v++) {
+            if (envs[i][v] != NULL)
+                setenv(vars[v], envs[i][v], 1);
+            else
+                unsetenv(vars[v]);
+        }
+        rmx_ctx_t *ctx = NULL;
+        cr_expect_eq(rmx_init(NULL, &ctx), RMX_ERR_BOOTSTRAP, "case %zu", i);
+        cr_expect_null(ctx);
+    }
 }

@@ -1,16 +1,19 @@
 /*
- * test_caf.c — Fortran coarrays on rmx: each Fortran program of tests/caf, compiled by gfortran
- * -fcoarray=lib against libcaf_rmx, runs under `mpirun -np N` (PMIx) with 2 and 4 images.  The
- * programs check their own results and ERROR STOP on any mismatch; here the job's exit status is
- * asserted, and for the fail_* programs that the job fails, with the expected message.
+ * test_caf.c — Fortran coarrays on rmx: each Fortran program of tests/caf, built by build/rmxcaf
+ * (gfortran -fcoarray=lib against libcaf_rmx), runs through build/rmxrun with 2, 3 and 4 images
+ * under both launchers: mpirun (PMIx bootstrap) and rmx's fork launcher (rmx_fork_exec, the
+ * RMX_FORK_* bootstrap).  The programs check their own results and ERROR STOP on any mismatch;
+ * here the job's exit status is asserted, and for the fail_* programs that the job fails, with
+ * the expected message.
  */
 #include <sys/wait.h>
 #include "harness.h"
 
 #define CAF_TIMEOUT_S 60
 
-/* Run prog on np images; its combined output goes to *out (malloc'd, may be NULL). */
-static int run_caf(const char *prog, int np, char **out)
+/* Run prog on np images under launcher ("mpirun" or "fork"); its combined output goes to *out
+ * (malloc'd, may be NULL). */
+static int run_caf_with(const char *launcher, const char *prog, int np, char **out)
 {
     char log[] = "/tmp/rmx_caf_XXXXXX";
     int fd = mkstemp(log);
@@ -19,10 +22,12 @@ static int run_caf(const char *prog, int np, char **out)
     /* Under `make asan` no leak report for the Fortran programs: a main program's allocatables
      * and PMIx's internals are legitimately still allocated at exit (libcaf_rmx frees its own). */
     char cmd[1024];
+    /* rmxrun's own timeout (124 under either launcher); timeout(1) only in case rmxrun hangs. */
     snprintf(cmd, sizeof(cmd),
-             "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 timeout %d mpirun "
-             "--allow-run-as-root --oversubscribe -np %d %s/caf/%s > %s 2>&1",
-             CAF_TIMEOUT_S, np, RMX_TEST_BIN_DIR, prog, log);
+             "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 timeout %d "
+             "%s/../rmxrun --launcher %s --timeout %d -n %d %s/caf/%s > %s 2>&1",
+             CAF_TIMEOUT_S + 15, RMX_TEST_BIN_DIR, launcher, CAF_TIMEOUT_S, np, RMX_TEST_BIN_DIR,
+             prog, log);
     int ws = system(cmd);
     int rc = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
     FILE *f = fopen(log, "r");
@@ -38,7 +43,7 @@ static int run_caf(const char *prog, int np, char **out)
     }
     unlink(log);
     if (rc != 0 && text != NULL && out == NULL)
-        fprintf(stderr, "%s -np %d (exit %d):\n%s\n", prog, np, rc, text);
+        fprintf(stderr, "%s -np %d under %s (exit %d):\n%s\n", prog, np, launcher, rc, text);
     if (out != NULL)
         *out = text;
     else
@@ -46,35 +51,54 @@ static int run_caf(const char *prog, int np, char **out)
     return rc;
 }
 
-static void expect_pass(const char *prog, int np)
+static void expect_pass_with(const char *launcher, const char *prog, int np)
 {
-    cr_expect_eq(run_caf(prog, np, NULL), 0, "%s on %d images failed", prog, np);
+    cr_expect_eq(run_caf_with(launcher, prog, np, NULL), 0, "%s on %d images under %s failed",
+                 prog, np, launcher);
 }
 
-/* The job must fail (not time out: 124 is timeout's status) and say `text`. */
+/* The job must fail (not time out: 124 is timeout's status) and say `text`, under either
+ * launcher. */
 static void expect_failure_saying(const char *prog, int np, const char *text)
 {
-    char *out = NULL;
-    int rc = run_caf(prog, np, &out);
-    cr_expect_neq(rc, 0, "%s on %d images should have failed", prog, np);
-    cr_expect_neq(rc, 124, "%s on %d images hung", prog, np);
-    cr_expect(out != NULL && strstr(out, text) != NULL, "%s: no \"%s\" in:\n%s", prog, text,
-              out != NULL ? out : "(no output)");
-    free(out);
+    static const char *const launchers[] = {"mpirun", "fork"};
+    for (int l = 0; l < 2; l++) {
+        char *out = NULL;
+        int rc = run_caf_with(launchers[l], prog, np, &out);
+        cr_expect_neq(rc, 0, "%s on %d images under %s should have failed", prog, np,
+                      launchers[l]);
+        cr_expect_neq(rc, 124, "%s on %d images under %s hung", prog, np, launchers[l]);
+        cr_expect(out != NULL && strstr(out, text) != NULL, "%s under %s: no \"%s\" in:\n%s",
+                  prog, launchers[l], text, out != NULL ? out : "(no output)");
+        free(out);
+    }
 }
 
-#define CAF_TEST(prog)                                                                   \
-    Test(caf, prog##_2_images, .timeout = RMX_T(90)) { expect_pass(#prog, 2); }                 \
-    Test(caf, prog##_4_images, .timeout = RMX_T(90)) { expect_pass(#prog, 4); }
+/* Every program on 2, 3 and 4 images, under mpirun and under the fork launcher. */
+#define CAF_TEST(prog)                                                                      \
+    CAF_TEST_ON(prog, 2, mpirun) CAF_TEST_ON(prog, 3, mpirun) CAF_TEST_ON(prog, 4, mpirun)    \
+    CAF_TEST_ON(prog, 2, fork) CAF_TEST_ON(prog, 3, fork) CAF_TEST_ON(prog, 4, fork)
+#define CAF_TEST_ON(prog, np, launcher)                                                     \
+    Test(caf, prog##_##np##_images_##launcher, .timeout = RMX_T(90))                        \
+    {                                                                                       \
+        expect_pass_with(#launcher, #prog, np);                                             \
+    }
 
 CAF_TEST(caf_images)
 CAF_TEST(caf_rma)
 CAF_TEST(caf_segments)
 CAF_TEST(caf_coll)
+CAF_TEST(caf_co_broadcast)
+CAF_TEST(caf_co_reduce)
+CAF_TEST(caf_coll_team)
+CAF_TEST(caf_coll_stat)
 CAF_TEST(caf_stop)
 CAF_TEST(caf_stopped)
 CAF_TEST(caf_atomic)
 CAF_TEST(caf_lock)
+CAF_TEST(caf_components)
+CAF_TEST(caf_teams)
+CAF_TEST(caf_team_end)
 CAF_TEST(caf_self_order)
 CAF_TEST(caf_vector)
 CAF_TEST(caf_convert)
@@ -87,4 +111,15 @@ Test(caf, error_stop_ends_every_image_with_failure, .timeout = RMX_T(90))
 Test(caf, unsupported_feature_fails_naming_the_entry_point, .timeout = RMX_T(90))
 {
     expect_failure_saying("fail_unsupported", 2, "_gfortran_caf_get: not supported");
+}
+
+Test(caf, unallocated_component_on_another_image_is_an_error, .timeout = RMX_T(90))
+{
+    expect_failure_saying("fail_unallocated_component", 2, "not allocated on image 2");
+}
+
+Test(caf, deferred_length_component_without_length_fails_naming_it, .timeout = RMX_T(90))
+{
+    expect_failure_saying("fail_deferred_length", 2,
+                          "_gfortran_caf_send_by_ref: not supported: a deferred-length");
 }

@@ -233,6 +233,42 @@ static int rank_self_overlap(const rmx_config_t *cfg, void *arg)
 
 Test(rma, overlapping_self_transfers_are_memmove_2_ranks, .timeout = RMX_T(60)) { run_ranks(2, rank_self_overlap, NULL); }
 
+/* rmx_win_allocate's memory starts zeroed, also where an earlier window of the same size was
+ * filled and freed (UCP could hand the same memory out again), and with UCP free to use recycled
+ * memory (UCX_ALLOC_PRIO with thp and heap: rmx must then zero it itself, ucx.c). */
+static int rank_windows_start_zeroed(const rmx_config_t *cfg, void *arg)
+{
+    (void)arg;
+    rmx_ctx_t *ctx;
+    RANK_OK(rmx_init(cfg, &ctx));
+    const size_t lens[] = {64, 4096, 1u << 20, 16u << 20};
+    for (int round = 0; round < 3; round++)
+        for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+            unsigned char *base;
+            rmx_win_t *win;
+            RANK_OK(rmx_win_allocate(ctx, lens[i], (void **)&base, &win));
+            for (size_t k = 0; k < lens[i]; k++)
+                RANK_ASSERT(base[k] == 0, "round %d: byte %zu of %zu not zero", round, k,
+                            lens[i]);
+            memset(base, 0xa5, lens[i]);
+            RANK_OK(rmx_win_free(&win));
+        }
+    RANK_OK(rmx_finalize(ctx));
+    return 0;
+}
+
+Test(rma, allocated_windows_start_zeroed, .timeout = RMX_T(60))
+{
+    run_ranks(2, rank_windows_start_zeroed, NULL);
+}
+
+Test(rma, allocated_windows_start_zeroed_from_recycled_memory, .timeout = RMX_T(60))
+{
+    setenv("UCX_ALLOC_PRIO", "thp,heap", 1); /* inherited by the forked ranks */
+    run_ranks(2, rank_windows_start_zeroed, NULL);
+    unsetenv("UCX_ALLOC_PRIO");
+}
+
 /* ---------------------------------------------------------------- program order on oneself */
 
 /* A put to the calling rank itself is done when the call returns (rmx.h "Self"): a plain load

@@ -27,6 +27,10 @@ typedef struct rmx_boot {
 int rmx_boot_pmix_open(rmx_boot_t *b);
 int rmx_boot_oob_open(rmx_boot_t *b, const rmx_oob_t *oob);
 int rmx_boot_single_open(rmx_boot_t *b);
+/* A rank of rmx_fork_exec: the launcher's segment named by RMX_FORK_FD/RANK/SIZE (boot_fork.c). */
+int rmx_boot_fork_open(rmx_boot_t *b);
+/* True when any RMX_FORK_* variable is set (rmx_boot_fork_open then says what is wrong). */
+int rmx_boot_fork_launched(void);
 /* True when the environment says a PMIx launcher started this process. */
 int rmx_boot_pmix_launched(void);
 

@@ -74,6 +74,16 @@ int rmx_ucx_open(rmx_ucx_t *u, double timeout_s)
      * fragments (UCX's default, whatever the environment says): rmx's active messages to one
      * peer must arrive in the order they were sent (am_rma.c), which several would not keep. */
     (void)ucp_config_modify(config, "MAX_EAGER_RAILS", "1");
+
+    /* Windows are allocated by UCP.  Its default methods end with thp and heap, which hand out
+     * recycled memory; without them every allocation is a fresh mapping (shared memory segments,
+     * huge pages, mmap), which the kernel gives zeroed, so rmx_win_allocate need not write every
+     * page to zero it: a large window costs neither the time nor the memory until it is used (the
+     * coarray heap, libcaf_rmx, is 256 MiB per image).  A user's UCX_ALLOC_PRIO wins, and then
+     * windows are zeroed by hand. */
+    if (getenv("UCX_ALLOC_PRIO") == NULL &&
+        ucp_config_modify(config, "ALLOC_PRIO", "md:sysv,md:posix,huge,mmap") == UCS_OK)
+        u->alloc_zeroed = 1;
     ucp_params_t params = {
         .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
         .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_AM,

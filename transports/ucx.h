@@ -36,6 +36,7 @@ typedef struct rmx_ucx {
     ucp_worker_h worker;
     ucp_worker_h service;
     double timeout_s;   /* deadline for any single wait */
+    int alloc_zeroed;   /* UCP allocates only fresh (zeroed) mappings: UCX_ALLOC_PRIO, ucx.c */
     unsigned since_progress; /* operations completed in place since `worker` was last progressed */
     int agent_running;  /* written by the owner thread only: the agent owns `service` */
     /* No agent, and peers' operations need this rank's progress (RMX_PROGRESS=none with tcp or

@@ -287,6 +287,9 @@ int caf_release_team_coarrays(caf_team_t *team)
     for (token_node_t *n = live_tokens, *next; n != NULL; n = next) {
         next = n->next;
         if (n->token->team == team) {
+            /* gfortran's descriptor is the program's variable: ALLOCATED() reads its address. */
+            if (n->token->desc != NULL)
+                ((caf_desc_t *)n->token->desc)->base_addr = NULL;
             int r = release_coarray(n->token);
             if (rc == RMX_OK)
                 rc = r;

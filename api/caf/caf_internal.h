@@ -48,6 +48,18 @@ typedef struct caf_desc {
     caf_dim_t dim[];
 } caf_desc_t;
 
+/* A caf_desc_t with room for every dimension, to hold a descriptor read from another image (same
+ * layout; caf_desc_of_max gives the caf_desc_t view). */
+typedef struct caf_desc_max {
+    void *base_addr;
+    size_t offset;
+    caf_dtype_t dtype;
+    ptrdiff_t span;
+    caf_dim_t dim[CAF_MAX_DIMS];
+} caf_desc_max_t;
+
+static inline caf_desc_t *caf_desc_of_max(caf_desc_max_t *m) { return (caf_desc_t *)(void *)m; }
+
 /* gfortran's basic types (gcc/fortran/libgfortran.h bt) */
 enum { CAF_BT_UNKNOWN = 0, CAF_BT_INTEGER, CAF_BT_LOGICAL, CAF_BT_REAL, CAF_BT_COMPLEX,
        CAF_BT_DERIVED, CAF_BT_CHARACTER, CAF_BT_CLASS };

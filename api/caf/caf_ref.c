@@ -46,22 +46,79 @@ static size_t triplet_count(ptrdiff_t start, ptrdiff_t end, ptrdiff_t stride)
     return start >= end ? (size_t)((start - end) / -stride) + 1 : 0;
 }
 
-/* The remote section a reference chain designates.  gfortran uses *_by_ref for, among others,
- * `x = c(...)[i]` with x allocatable (reallocated to the result's shape); served here: one array
- * reference on an allocatable coarray (its bounds are the registered descriptor's, the same on
- * every image).  Returns NULL, or why the chain is not served. */
-static const char *ref_section(const caf_token_t *t, const caf_ref_t *ref, ptrdiff_t *disp,
-                               caf_section_t *rs)
+/* Where a reference chain leads on one image: the window (the coarray's, or the heap's once an
+ * allocatable component was followed), the displacement of the designated object's first
+ * element in the target's copy (without caf_token_disp), and the section it spans. */
+typedef struct ref_walk {
+    caf_token_t *tok;
+    caf_token_t heap;        /* stands for the heap window once a component pointer is followed */
+    ptrdiff_t disp;
+    caf_section_t rs;
+    const caf_desc_t *desc;  /* bounds for a following array reference (NULL: none known) */
+    caf_desc_max_t rdesc;    /* the last component descriptor read */
+    int static_type;         /* element type of a static array reference, or -1 */
+    int unallocated;         /* the chain reached an unallocated allocatable component */
+} ref_walk_t;
+
+static size_t desc_bytes(int rank)
 {
-    if (ref == NULL || ref->next != NULL || ref->type != CAF_REF_ARRAY || t->desc == NULL)
-        return "references through derived-type components or static arrays";
-    const caf_desc_t *d = t->desc;
+    return sizeof(caf_desc_t) + (size_t)rank * sizeof(caf_dim_t);
+}
+
+/* Read `len` bytes at displacement `disp` of the walk's current window on target. */
+static int walk_read(ref_walk_t *w, int target, ptrdiff_t disp, void *buf, size_t len)
+{
+    if (disp < 0)
+        return RMX_ERR_RANGE;
+    return rmx_get(w->tok->win, buf, len, target,
+                   (size_t)disp + caf_token_disp(w->tok, target));
+}
+
+/* Follow the allocatable (or pointer) component at w->disp: an array descriptor when an array
+ * reference follows, else the data pointer of a scalar.  Its data lives in the target's heap. */
+static int follow_component(ref_walk_t *w, int target, int array, const char **why)
+{
+    uintptr_t addr = 0;
+    int rc;
+    if (array) {
+        caf_desc_t *d = caf_desc_of_max(&w->rdesc);
+        rc = walk_read(w, target, w->disp, d, sizeof(caf_desc_t));
+        int rank = d->dtype.rank;
+        if (rc == RMX_OK && (rank < 0 || rank > CAF_MAX_DIMS))
+            return RMX_ERR_ARG;
+        if (rc == RMX_OK && rank > 0)
+            rc = walk_read(w, target, w->disp, d, desc_bytes(rank));
+        addr = (uintptr_t)d->base_addr;
+        w->desc = d;
+    } else {
+        void *p = NULL;
+        rc = walk_read(w, target, w->disp, &p, sizeof(p));
+        addr = (uintptr_t)p;
+        w->desc = NULL;
+    }
+    if (rc != RMX_OK)
+        return rc;
+    if (addr == 0) {
+        w->unallocated = 1;
+        return RMX_OK;
+    }
+    size_t disp = caf_heap_remote_disp(target, addr, 1);
+    if (disp == (size_t)-1) {
+        *why = "a component whose memory was not allocated by libcaf_rmx (a pointer component "
+               "pointing outside the image's coarray heap)";
+        return RMX_OK;
+    }
+    w->heap = (caf_token_t){.win = caf_heap_win(), .kind = CAF_REG_ALLOC_ALLOCATE_ONLY};
+    w->tok = &w->heap;
+    w->disp = (ptrdiff_t)disp;
+    return RMX_OK;
+}
+
+/* An array reference through descriptor d (Fortran subscripts, relative to its bounds). */
+static const char *walk_array(ref_walk_t *w, const caf_ref_t *ref, const caf_desc_t *d)
+{
     int rank = caf_desc_rank(d);
     ptrdiff_t span = d->span > 0 ? d->span : (ptrdiff_t)caf_desc_elem(d);
-    rs->elem = caf_desc_elem(d);
-    rs->rank = 0;
-    rs->count = 1;
-    *disp = 0;
     for (int j = 0; j < rank; j++) {
         ptrdiff_t lb = d->dim[j].lbound, ub = d->dim[j].ubound;
         ptrdiff_t start = ref->u.a.dim[j].s.start, end = ref->u.a.dim[j].s.end;
@@ -72,7 +129,7 @@ static const char *ref_section(const caf_token_t *t, const caf_ref_t *ref, ptrdi
         case ARR_SINGLE: end = start, stride = 1; break;
         case ARR_OPEN_END: end = ub; break;
         case ARR_OPEN_START: start = lb; break;
-        case ARR_VECTOR: return "vector subscripts on a coindexed object";
+        case ARR_VECTOR: return "vector subscripts in a reference through a component";
         default: return "an array reference of fewer subscripts than the array's rank";
         }
         if (stride == 0)
@@ -81,16 +138,106 @@ static const char *ref_section(const caf_token_t *t, const caf_ref_t *ref, ptrdi
         if (count > 0 && (start < lb || start > ub ||
                           start + (ptrdiff_t)(count - 1) * stride > ub ||
                           start + (ptrdiff_t)(count - 1) * stride < lb))
-            return "a subscript outside the coarray's bounds";
-        *disp += (start - lb) * d->dim[j].stride * span;
+            return "a subscript outside the array's bounds";
+        w->disp += (start - lb) * d->dim[j].stride * span;
         if (ref->u.a.mode[j] != ARR_SINGLE) {
-            rs->n[rs->rank] = count;
-            rs->sm[rs->rank] = stride * d->dim[j].stride * span;
-            rs->rank++;
+            if (w->rs.rank >= CAF_MAX_DIMS)
+                return "more than 15 dimensions";
+            w->rs.n[w->rs.rank] = count;
+            w->rs.sm[w->rs.rank] = stride * d->dim[j].stride * span;
+            w->rs.rank++;
         }
-        rs->count *= count;
+        w->rs.count *= count;
     }
     return NULL;
+}
+
+/* A reference into an array component of fixed shape: gfortran gives each subscript as an
+ * element offset (index from 0 times the dimension's element stride), the stride likewise. */
+static const char *walk_static_array(ref_walk_t *w, const caf_ref_t *ref)
+{
+    ptrdiff_t item = (ptrdiff_t)ref->item_size;
+    for (int j = 0; j < CAF_MAX_DIMS && ref->u.a.mode[j] != ARR_NONE; j++) {
+        ptrdiff_t start = ref->u.a.dim[j].s.start, end = ref->u.a.dim[j].s.end;
+        ptrdiff_t stride = ref->u.a.dim[j].s.stride;
+        size_t count = 1;
+        switch (ref->u.a.mode[j]) {
+        case ARR_FULL:
+        case ARR_RANGE:
+            if (stride == 0)
+                return "a zero stride";
+            count = triplet_count(start, end, stride);
+            break;
+        case ARR_SINGLE: break;
+        case ARR_VECTOR: return "vector subscripts in a reference through a component";
+        default: return "an open-ended reference to an array of fixed shape";
+        }
+        w->disp += start * item;
+        if (ref->u.a.mode[j] != ARR_SINGLE) {
+            if (w->rs.rank >= CAF_MAX_DIMS)
+                return "more than 15 dimensions";
+            w->rs.n[w->rs.rank] = count;
+            w->rs.sm[w->rs.rank] = stride * item;
+            w->rs.rank++;
+        }
+        w->rs.count *= count;
+    }
+    w->static_type = ref->u.a.static_array_type;
+    return NULL;
+}
+
+/* Walk gfortran's reference chain on image `target` from coarray t.  Returns an rmx code; *why
+ * is set (and the code RMX_OK) for a chain this library cannot serve; w->unallocated when it
+ * ends at an unallocated component. */
+static int walk_refs(caf_token_t *t, int target, const caf_ref_t *ref, ref_walk_t *w,
+                     const char **why)
+{
+    memset(w, 0, sizeof(*w));
+    w->tok = t;
+    w->desc = t->desc;
+    w->static_type = -1;
+    w->rs.count = 1;
+    *why = NULL;
+    if (ref == NULL) {
+        *why = "an empty reference chain";
+        return RMX_OK;
+    }
+    for (; ref != NULL && *why == NULL && !w->unallocated; ref = ref->next) {
+        w->rs.elem = ref->item_size;
+        switch (ref->type) {
+        case CAF_REF_COMPONENT:
+            w->disp += ref->u.c.offset;
+            w->static_type = -1;
+            if (ref->u.c.caf_token_offset > 0) {
+                /* Each element of a section would have its own allocation. */
+                if (w->rs.rank > 0) {
+                    *why = "an allocatable component of the elements of an array section";
+                    break;
+                }
+                int array = ref->next != NULL && ref->next->type == CAF_REF_ARRAY;
+                int rc = follow_component(w, target, array, why);
+                if (rc != RMX_OK)
+                    return rc;
+            } else {
+                w->desc = NULL; /* a component of fixed shape: static array references follow */
+            }
+            break;
+        case CAF_REF_ARRAY:
+            if (w->desc == NULL)
+                *why = "an array reference without the array's descriptor";
+            else if (w->rs.rank > 0)
+                *why = "two array sections in one reference";
+            else
+                *why = walk_array(w, ref, w->desc);
+            break;
+        case CAF_REF_STATIC_ARRAY:
+            *why = walk_static_array(w, ref);
+            break;
+        default:
+            *why = "an unknown reference type";
+        }
+    }
+    return RMX_OK;
 }
 
 /* Give an allocatable destination the section's shape (bounds 1..n), reallocating if needed. */
@@ -131,26 +278,60 @@ void _gfortran_caf_send_by_ref(caf_token_t *token, int image_index, caf_desc_t *
                                caf_ref_t *refs, int dst_kind, int src_kind, bool may_require_tmp,
                                bool dst_reallocatable, int *stat, int dst_type);
 
+/* gfortran 12 describes a deferred-length character component with length 0 in the reference
+ * and, in an assignment like x[i]%str = 'a' // b, the source with length 0 as well: no length
+ * is left to move. */
+static const char no_length[] = "a deferred-length character component with no length on "
+                                "either side (gfortran 12 passes none; assign from a variable "
+                                "of declared length)";
+
+/* Walk a chain for an entry point: the engine rank, or -1 once the failure is reported. */
+static int walk_for(const char *entry, caf_token_t *token, int image_index, const caf_ref_t *refs,
+                    ref_walk_t *w, int *stat)
+{
+    int target = caf_target(entry, image_index, stat, NULL, 0);
+    if (target < 0 || !caf_valid_token(entry, token, stat))
+        return -1;
+    const char *why;
+    int rc = walk_refs(token, target, refs, w, &why);
+    if (rc != RMX_OK) {
+        caf_check(entry, rc, stat, NULL, 0);
+        return -1;
+    }
+    if (why != NULL) {
+        caf_unsupported(entry, stat, NULL, 0, why);
+        return -1;
+    }
+    if (w->unallocated) {
+        caf_fail(entry, stat, NULL, 0, CAF_STAT_RMX_BASE - RMX_ERR_ARG,
+                 "allocatable component not allocated on image %d", image_index);
+        return -1;
+    }
+    return target;
+}
+
 void _gfortran_caf_get_by_ref(caf_token_t *token, int image_index, caf_desc_t *dst,
                               caf_ref_t *refs, int dst_kind, int src_kind, bool may_require_tmp,
                               bool dst_reallocatable, int *stat, int src_type)
 {
     static const char entry[] = "_gfortran_caf_get_by_ref";
-    int target = caf_target(entry, image_index, stat, NULL, 0);
-    if (target < 0 || !caf_valid_token(entry, token, stat))
+    ref_walk_t w;
+    int target = walk_for(entry, token, image_index, refs, &w, stat);
+    if (target < 0)
         return;
-    ptrdiff_t disp;
-    caf_section_t rs;
-    const char *why = ref_section(token, refs, &disp, &rs);
-    if (why != NULL) {
-        caf_unsupported(entry, stat, NULL, 0, why);
+    if (w.rs.elem == 0) /* a deferred-length character component: gfortran passes length 0 */
+        w.rs.elem = caf_desc_elem(dst);
+    if (w.rs.elem == 0) {
+        caf_unsupported(entry, stat, NULL, 0, no_length);
         return;
     }
-    int rc = dst_reallocatable ? reshape_destination(dst, &rs) : RMX_OK;
-    elem_type_t st = {.type = src_type, .kind = src_kind, .size = rs.elem};
+    int rc = dst_reallocatable ? reshape_destination(dst, &w.rs) : RMX_OK;
+    elem_type_t st = {.type = w.static_type >= 0 ? w.static_type : src_type, .kind = src_kind,
+                      .size = w.rs.elem};
     elem_type_t dt = caf_elem_type_of(dst, dst_kind);
     if (rc == RMX_OK)
-        rc = caf_get_desc(entry, token, target, disp, &rs, &st, dst, &dt, may_require_tmp, stat);
+        rc = caf_get_desc(entry, w.tok, target, w.disp, &w.rs, &st, dst, &dt, may_require_tmp,
+                          stat);
     if (rc != CAF_REPORTED)
         caf_check(entry, rc, stat, NULL, 0);
 }
@@ -160,68 +341,154 @@ void _gfortran_caf_send_by_ref(caf_token_t *token, int image_index, caf_desc_t *
                                bool dst_reallocatable, int *stat, int dst_type)
 {
     static const char entry[] = "_gfortran_caf_send_by_ref";
-    (void)dst_reallocatable; /* a coarray is never reallocated by assignment */
-    int target = caf_target(entry, image_index, stat, NULL, 0);
-    if (target < 0 || !caf_valid_token(entry, token, stat))
+    /* Never reallocated here: a coindexed variable in an intrinsic assignment shall not be
+     * allocatable with a different shape (F2018 10.2.1.2), and an unallocated component on
+     * another image is an error reported by walk_for. */
+    (void)dst_reallocatable;
+    ref_walk_t w;
+    int target = walk_for(entry, token, image_index, refs, &w, stat);
+    if (target < 0)
         return;
-    ptrdiff_t disp;
-    caf_section_t rs;
-    const char *why = ref_section(token, refs, &disp, &rs);
-    if (why != NULL) {
-        caf_unsupported(entry, stat, NULL, 0, why);
+    if (w.rs.elem == 0) /* a deferred-length character component: gfortran passes length 0 */
+        w.rs.elem = caf_desc_elem(src);
+    if (w.rs.elem == 0) {
+        caf_unsupported(entry, stat, NULL, 0, no_length);
         return;
     }
-    elem_type_t dt = {.type = dst_type, .kind = dst_kind, .size = rs.elem};
+    elem_type_t dt = {.type = w.static_type >= 0 ? w.static_type : dst_type, .kind = dst_kind,
+                      .size = w.rs.elem};
     elem_type_t st = caf_elem_type_of(src, src_kind);
-    int rc = caf_send_desc(entry, token, target, (size_t)disp, &rs, &dt, src, &st, may_require_tmp,
-                       stat);
+    int rc = caf_send_desc(entry, w.tok, target, (size_t)w.disp, &w.rs, &dt, src, &st,
+                           may_require_tmp, stat);
     if (rc != CAF_REPORTED)
         caf_check(entry, rc, stat, NULL, 0);
 }
 
 /* ---------------------------------------------------------------- component registration */
-static const char by_ref[] = "coindexed references through allocatable or pointer components "
-                             "of derived types";
-
+/* gfortran registers each allocatable component of a derived-type coarray twice: once when the
+ * object is initialized (CAF_REG_ALLOC_REGISTER_ONLY: a token, no memory; gfortran keeps it in a
+ * hidden field of the object), and at each ALLOCATE of the component (ALLOCATE_ONLY, on this
+ * image alone).  The memory comes from this image's heap window, so other images reach it by
+ * reading the component's descriptor and translating its address (follow_component). */
 void caf_register_component(size_t size, int type, caf_token_t **token, caf_desc_t *desc,
                             int *stat, char *errmsg, size_t errmsg_len)
 {
-    (void)size, (void)type, (void)token, (void)desc;
-    caf_unsupported("_gfortran_caf_register", stat, errmsg, errmsg_len,
-                    "allocatable coarray components of derived types");
+    static const char entry[] = "_gfortran_caf_register";
+    (void)caf_ctx(); /* the heap exists once the context does */
+    caf_token_t *t = *token;
+    if (type == CAF_REG_ALLOC_REGISTER_ONLY || t == NULL) {
+        t = calloc(1, sizeof(*t));
+        if (t == NULL) {
+            caf_fail(entry, stat, errmsg, errmsg_len, CAF_STAT_RMX_BASE - RMX_ERR_NOMEM,
+                     "out of memory");
+            return;
+        }
+        t->kind = CAF_REG_ALLOC_REGISTER_ONLY;
+        *token = t;
+        if (type == CAF_REG_ALLOC_REGISTER_ONLY) {
+            caf_ok(stat);
+            return;
+        }
+    }
+    if (t->base != NULL) {
+        caf_fail(entry, stat, errmsg, errmsg_len, CAF_STAT_RMX_BASE - RMX_ERR_ARG,
+                 "component already allocated");
+        return;
+    }
+    size_t disp = caf_heap_alloc(size);
+    if (disp == (size_t)-1) {
+        caf_fail(entry, stat, errmsg, errmsg_len, CAF_STAT_RMX_BASE - RMX_ERR_NOMEM,
+                 "%zu bytes do not fit in the coarray heap (RMX_CAF_HEAP, default %zu MiB)",
+                 size, CAF_HEAP_DEFAULT >> 20);
+        return;
+    }
+    t->win = caf_heap_win();
+    t->base = caf_heap_base() + disp;
+    t->size = size;
+    if (desc != NULL)
+        desc->base_addr = t->base;
+    caf_ok(stat);
 }
 
 void caf_deregister_component(caf_token_t **token, int type, int *stat, char *errmsg,
                               size_t errmsg_len)
 {
-    (void)token, (void)type;
-    caf_unsupported("_gfortran_caf_deregister", stat, errmsg, errmsg_len,
-                    "deallocating coarray components of derived types");
+    (void)errmsg, (void)errmsg_len;
+    caf_token_t *t = *token;
+    if (t->base != NULL)
+        caf_heap_free((size_t)((char *)t->base - caf_heap_base()));
+    t->base = NULL;
+    t->win = NULL;
+    t->size = 0;
+    if (type == 0) { /* the whole component goes, token too */
+        free(t);
+        *token = NULL;
+    }
+    caf_ok(stat);
 }
 
-void _gfortran_caf_sendget_by_ref(caf_token_t *dst_token, int dst_image_index, void *dst_refs,
-                                  caf_token_t *src_token, int src_image_index, void *src_refs,
+/* ---------------------------------------------------------------- sendget, is_present */
+void _gfortran_caf_sendget_by_ref(caf_token_t *dst_token, int dst_image_index, caf_ref_t *dst_refs,
+                                  caf_token_t *src_token, int src_image_index, caf_ref_t *src_refs,
                                   int dst_kind, int src_kind, bool may_require_tmp,
                                   int *dst_stat, int *src_stat, int dst_type, int src_type);
-int _gfortran_caf_is_present(caf_token_t *token, int image_index, void *refs);
+int _gfortran_caf_is_present(caf_token_t *token, int image_index, caf_ref_t *refs);
 
-
-void _gfortran_caf_sendget_by_ref(caf_token_t *dst_token, int dst_image_index, void *dst_refs,
-                                  caf_token_t *src_token, int src_image_index, void *src_refs,
+void _gfortran_caf_sendget_by_ref(caf_token_t *dst_token, int dst_image_index, caf_ref_t *dst_refs,
+                                  caf_token_t *src_token, int src_image_index, caf_ref_t *src_refs,
                                   int dst_kind, int src_kind, bool may_require_tmp,
                                   int *dst_stat, int *src_stat, int dst_type, int src_type)
 {
-    (void)dst_token, (void)dst_image_index, (void)dst_refs, (void)src_token;
-    (void)src_image_index, (void)src_refs, (void)dst_kind, (void)src_kind;
-    (void)may_require_tmp, (void)dst_type, (void)src_type;
-    if (src_stat != NULL)
-        *src_stat = CAF_STAT_UNSUPPORTED;
-    caf_unsupported("_gfortran_caf_sendget_by_ref", dst_stat, NULL, 0, by_ref);
+    static const char entry[] = "_gfortran_caf_sendget_by_ref";
+    (void)may_require_tmp; /* the data always passes through a temporary here */
+    ref_walk_t sw, dw;
+    int starget = walk_for(entry, src_token, src_image_index, src_refs, &sw, src_stat);
+    if (starget < 0)
+        return;
+    int dtarget = walk_for(entry, dst_token, dst_image_index, dst_refs, &dw, dst_stat);
+    if (dtarget < 0)
+        return;
+    elem_type_t st = {.type = sw.static_type >= 0 ? sw.static_type : src_type, .kind = src_kind,
+                      .size = sw.rs.elem};
+    elem_type_t dt = {.type = dw.static_type >= 0 ? dw.static_type : dst_type, .kind = dst_kind,
+                      .size = dw.rs.elem};
+    size_t bytes = sw.rs.count * st.size;
+    void *tmp = malloc(bytes > 0 ? bytes : 1);
+    caf_desc_t *tdesc = calloc(1, sizeof(caf_desc_t) + sizeof(caf_dim_t));
+    int rc = tmp != NULL && tdesc != NULL ? RMX_OK : RMX_ERR_NOMEM;
+    caf_section_t packed;
+    caf_section_packed(&packed, st.size, sw.rs.count);
+    if (rc == RMX_OK)
+        rc = caf_transfer(sw.tok, 0, tmp, &packed, starget, sw.disp, &sw.rs);
+    if (rc == RMX_OK) {
+        caf_ok(src_stat);
+        tdesc->base_addr = tmp;
+        tdesc->dtype = (caf_dtype_t){.elem_len = st.size, .rank = sw.rs.rank > 0 ? 1 : 0,
+                                     .type = (signed char)st.type};
+        tdesc->span = (ptrdiff_t)st.size;
+        tdesc->dim[0] = (caf_dim_t){.stride = 1, .lbound = 1, .ubound = (ptrdiff_t)sw.rs.count};
+        rc = caf_send_desc(entry, dw.tok, dtarget, (size_t)dw.disp, &dw.rs, &dt, tdesc, &st, 0,
+                           dst_stat);
+        if (rc != CAF_REPORTED)
+            caf_check(entry, rc, dst_stat, NULL, 0);
+    } else {
+        caf_check(entry, rc, src_stat != NULL ? src_stat : dst_stat, NULL, 0);
+    }
+    free(tmp);
+    free(tdesc);
 }
 
-int _gfortran_caf_is_present(caf_token_t *token, int image_index, void *refs)
+/* ALLOCATED(x[i]%comp): whether the chain's last allocatable component is allocated there. */
+int _gfortran_caf_is_present(caf_token_t *token, int image_index, caf_ref_t *refs)
 {
-    (void)token, (void)image_index, (void)refs;
-    caf_unsupported("_gfortran_caf_is_present", NULL, NULL, 0, by_ref);
-    return 0; /* not reached: without STAT= caf_unsupported terminates */
+    static const char entry[] = "_gfortran_caf_is_present";
+    int target = caf_target(entry, image_index, NULL, NULL, 0);
+    ref_walk_t w;
+    const char *why;
+    int rc = walk_refs(token, target, refs, &w, &why);
+    if (rc != RMX_OK)
+        caf_check(entry, rc, NULL, NULL, 0);
+    if (why != NULL)
+        caf_unsupported(entry, NULL, NULL, 0, why);
+    return !w.unallocated;
 }

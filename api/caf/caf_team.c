@@ -113,7 +113,7 @@ void _gfortran_caf_form_team(int team_id, caf_team_handle_t *team, int index);
 void _gfortran_caf_change_team(caf_team_handle_t *team, int coselector);
 void _gfortran_caf_end_team(caf_team_handle_t *team);
 void _gfortran_caf_sync_team(caf_team_handle_t *team, int unused);
-int _gfortran_caf_team_number(caf_team_handle_t *team);
+int _gfortran_caf_team_number(caf_team_handle_t team);
 caf_team_handle_t _gfortran_caf_get_team(int32_t *level);
 
 /* What each member of the current team says in FORM TEAM. */
@@ -238,9 +238,11 @@ void _gfortran_caf_sync_team(caf_team_handle_t *team, int unused)
               caf_team_sync(team_of("_gfortran_caf_sync_team", team)), NULL, NULL, 0);
 }
 
-int _gfortran_caf_team_number(caf_team_handle_t *team)
+/* Unlike the other team entry points, gfortran passes the team variable's value here (NULL: the
+ * current team). */
+int _gfortran_caf_team_number(caf_team_handle_t team)
 {
-    caf_team_t *t = team != NULL && *team != NULL ? *team : caf_team();
+    caf_team_t *t = team != NULL ? team : caf_team();
     return (int)t->number;
 }
 

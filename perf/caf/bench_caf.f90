@@ -13,10 +13,18 @@
 !   lock_pair    nlock LOCK + UNLOCK of the neighbour's lock                 (us per pair)
 !   sync_all     nsync SYNC ALL                                               (us per op)
 !   co_sum       nsync CO_SUM of one integer                                  (us per op)
+!   team_sync    nsync SYNC ALL inside CHANGE TEAM (halves from 4 images, all from 2) (us per op)
+!   co_reduce    nsync CO_REDUCE of one integer with a user function          (us per op)
+!   comp_get     1 MiB section of an allocatable component: v = c[r]%a(:)    (MB/s)
 ! Each figure is the best of `reps` repetitions (least disturbed by the other load on the host).
 program bench_caf
-  use, intrinsic :: iso_fortran_env, only: atomic_int_kind, lock_type
+  use, intrinsic :: iso_fortran_env, only: atomic_int_kind, lock_type, team_type
   implicit none
+  type comp_t
+    real(8), allocatable :: a(:)
+  end type
+  type(comp_t) :: cx[*]
+  type(team_type) :: tm
   integer, parameter :: nsmall = 20000, nbig = 131072, reps = 5
   integer, parameter :: nr = 1024, nc = 256, natom = 2000, nlock = 500, nsync = 200
   integer(atomic_int_kind) :: acount[*]
@@ -26,17 +34,20 @@ program bench_caf
   real(8), allocatable :: src(:), blk(:, :), half(:, :)
   integer :: me, n, right, i, r, x
   integer(8) :: t0, t1, rate
-  real(8) :: best(11), t
+  real(8) :: best(14), t
   real(8), save :: fixed(nbig)
-  character(len=12), parameter :: names(11) = [character(len=12) :: 'small_put', 'small_get', &
+  character(len=12), parameter :: names(14) = [character(len=12) :: 'small_put', 'small_get', &
        'put_1MiB', 'get_1MiB', 'put_block2d', 'put_strided', 'get_1MiB_re', 'atomic_add', &
-       'lock_pair', 'sync_all', 'co_sum']
+       'lock_pair', 'sync_all', 'co_sum', 'team_sync', 'co_reduce', 'comp_get']
 
   me = this_image(); n = num_images(); right = 1 + mod(me, n)
   allocate(big(nbig)[*], g(nr, nc)[*], src(nbig), blk(nr / 2, nc), half(nr / 2, nc))
   src = [(real(i, 8), i = 1, nbig)]
   blk = 1d0; half = 2d0; small = 0; big = 0; g = 0
   call atomic_define(acount, 0)
+  allocate(cx%a(nbig))
+  cx%a = real(me, 8)
+  form team (1 + mod(me - 1, max(1, n / 2)), tm)
   call system_clock(count_rate=rate)
   best = huge(1d0)
   x = 0
@@ -98,7 +109,28 @@ program bench_caf
       call co_sum(x)
     end do
     call stop_and_keep(11)
+
+    change team (tm)
+      call start()
+      do i = 1, nsync
+        sync all
+      end do
+      call stop_and_keep(12)
+    end team
+
+    call start()
+    do i = 1, nsync
+      x = x + 1
+      call co_reduce(x, add)
+    end do
+    call stop_and_keep(13)
+
+    call start()
+    fixed = cx[right]%a(:)
+    call stop_and_keep(14)
   end do
+  if (fixed(nbig) /= real(right, 8)) error stop 'bench: component get'
+
   ! The data must have arrived, or the timings mean nothing.
   if (small(nsmall) /= nsmall + reps .or. big(nbig) /= nbig) error stop 'bench: puts lost'
   if (g(nr / 2, nc) /= 1d0 .or. g(nr - 1, nc) /= 2d0 .or. g(nr, nc) /= 0d0) error stop 'bench: 2-d'
@@ -118,8 +150,16 @@ program bench_caf
     print '(a12,f14.3,a)', names(9), best(9) / nlock * 1d6, ' us/op'
     print '(a12,f14.3,a)', names(10), best(10) / nsync * 1d6, ' us/op'
     print '(a12,f14.3,a)', names(11), best(11) / nsync * 1d6, ' us/op'
+    print '(a12,f14.3,a)', names(12), best(12) / nsync * 1d6, ' us/op'
+    print '(a12,f14.3,a)', names(13), best(13) / nsync * 1d6, ' us/op'
+    print '(a12,f14.3,a)', names(14), 8d0 * nbig / best(14) / 1d6, ' MB/s'
   end if
 contains
+  pure function add(a, b) result(c)
+    integer, intent(in) :: a, b
+    integer :: c
+    c = a + b
+  end function
   subroutine start()
     sync all
     call system_clock(t0)

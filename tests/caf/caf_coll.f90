@@ -89,7 +89,7 @@ program caf_coll
   call co_reduce(rv, rmax)
   if (rv /= n) error stop 'co_reduce real max'
 
-  ! ---- a big argument: the scratch space grows (collectively) and results stay right
+  ! ---- a big argument: it moves in several rounds through the fixed scratch slots
   block
     integer, allocatable :: huge_arr(:)
     allocate(huge_arr(300000))
