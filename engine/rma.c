@@ -1,17 +1,18 @@
 /*
  * rma.c — contiguous put and get: the origin-side checks, then the tracker (put) or the flow
  * dependency check and one blocking ucp_get_nbx (get).  The put path is inline down to the UCP
- * call for the common cases (engine/tracker.h).
+ * call for the common cases (engine/tracker.h).  A put or get to this rank itself is a local copy.
  */
 #include "tracker.h"
 
-/* A transfer between this rank's own window and its own memory is a copy at once (memmove), after
- * whatever this segment still owes those bytes (a staged run or a pending put to self, from
- * before this rule or from rmx_rmw).  Fortran needs it: a coindexed assignment to this_image() is
- * in program order, so `a(i)[this_image()] = x` must be visible to the next statement, and must
- * not land later over what the program wrote locally meanwhile (a staged put would, at the next
- * segment end).  memmove also covers sides that share bytes (`a(2:n)[this_image()] = a(1:n-1)`),
- * which UCX's self transport, copying front to back, would not. */
+/* A transfer between this rank's own window and its own memory is a copy at once (memmove).
+ * Fortran needs it: a coindexed assignment to this_image() is in program order, so
+ * `a(i)[this_image()] = x` must be visible to the next statement, and must not land later over
+ * what the program wrote locally meanwhile (a staged put would, at the next segment end).
+ * memmove also covers sides that share bytes (`a(2:n)[this_image()] = a(1:n-1)`), which UCX's
+ * self transport, copying front to back, would not.  rmx_tracker_access first: nothing is staged
+ * or pending to oneself now that every put to self is done here, but it keeps the copy after
+ * anything this segment might still owe those bytes. */
 static inline int is_self(const rmx_win_t *win, int target)
 {
     return target == win->ctx->rank;
