@@ -2,9 +2,13 @@
 ! the next statement sees a put to this_image(), and a put never lands late over what the program
 ! wrote locally afterwards (not even across SYNC ALL).  Every entry point: send, get and sendget;
 ! scalars and arrays; contiguous, strided and reversed sections; with type/kind conversion;
-! overlapping source and destination (may_require_tmp); character and 2-d coarrays.
+! overlapping source and destination (may_require_tmp); character and 2-d coarrays; an
+! allocatable component and a get into an allocatable (the *_by_ref entry points).
 program caf_self_order
   implicit none
+  type :: holder
+    integer, allocatable :: v(:)
+  end type
   integer, parameter :: n = 64
   integer :: a(n)[*], b(n)[*], s[*], g(8, 6)[*]
   real(8) :: r(n)[*]
@@ -12,6 +16,8 @@ program caf_self_order
   integer :: me, i, j, x, y(n), expect(n)
   integer(8) :: i8(n)
   real(4) :: f
+  type(holder) :: h[*]
+  integer, allocatable :: al(:)
 
   me = this_image()
 
@@ -123,6 +129,25 @@ program caf_self_order
   end do
   sync all
   if (any(b /= -3)) error stop 'loop puts landed late'
+
+  ! ---- through reference chains (the *_by_ref entry points): an allocatable component, and a
+  ! get into an allocatable that takes the result's shape
+  allocate (h%v(n))
+  h%v = 0
+  sync all
+  do i = 1, n
+    h[me]%v(i) = i * 7
+    if (h%v(i) /= i * 7) error stop 'component put not visible at once'
+    h%v(i) = -i
+  end do
+  a = [(i, i = 1, n)]
+  a(3)[me] = 33
+  al = a(1:5)[me]
+  if (any(al /= [1, 2, 33, 4, 5])) error stop 'get into an allocatable after a put'
+  a(3) = 0
+  sync all
+  if (any(h%v /= [(-i, i = 1, n)])) error stop 'component puts landed late'
+  if (a(3) /= 0) error stop 'put landed after a local write (by_ref get)'
 
   sync all
   if (me == 1) write (*, '(a)') 'Test passed.'
