@@ -585,36 +585,65 @@ static const char *vsec_of(const caf_desc_t *d, const struct caf_vector *vec, si
     return NULL;
 }
 
+/* One pending remote run of a vector transfer: runs that turn out adjacent in the remote window
+ * (the next column of m(1:n, [5, 6])) are merged before they are issued; the packed side is
+ * always adjacent, since it is filled in element order. */
+typedef struct vrun {
+    caf_token_t *t;
+    int put, target;
+    char *packed;
+    ptrdiff_t rd;       /* remote displacement of the pending run */
+    size_t at, len;     /* its packed offset and bytes; len 0: none */
+} vrun_t;
+
+static int vrun_flush(vrun_t *r)
+{
+    if (r->len == 0)
+        return RMX_OK;
+    if (r->rd < 0)
+        return RMX_ERR_RANGE;
+    int rc = r->put ? rmx_put(r->t->win, r->packed + r->at, r->len, r->target, (size_t)r->rd)
+                    : rmx_get(r->t->win, r->packed + r->at, r->len, r->target, (size_t)r->rd);
+    r->at += r->len;
+    r->len = 0;
+    return rc;
+}
+
+static int vrun_add(vrun_t *r, ptrdiff_t rd, size_t len)
+{
+    if (r->len > 0 && rd == r->rd + (ptrdiff_t)r->len) {
+        r->len += len;
+        return RMX_OK;
+    }
+    int rc = vrun_flush(r);
+    r->rd = rd;
+    r->len = len;
+    return rc;
+}
+
 /* Move the elements between packed[count] (element order) and the remote elements of v, whose
- * array starts at byte `disp` of target's copy.  One rmx_put / rmx_get per run. */
+ * array starts at byte `disp` of target's copy.  One rmx_put / rmx_get per run of remote bytes
+ * that are adjacent in element order. */
 static int vsec_transfer(caf_token_t *t, int put, char *packed, int target, ptrdiff_t disp,
                          const vsec_t *v)
 {
     if (v->count == 0)
         return RMX_OK;
     disp += (ptrdiff_t)caf_token_disp(t, target);
+    vrun_t run = {.t = t, .put = put, .target = target, .packed = packed};
     size_t idx[CAF_MAX_DIMS] = {0};
-    size_t at = 0;
+    int rc = RMX_OK;
     for (;;) {
         ptrdiff_t outer = disp;
         for (int j = 1; j < v->rank; j++)
             outer += v->off[j][idx[j]];
-        for (size_t r = 0; r < v->nruns; r++) {
-            ptrdiff_t rd = outer + v->run_off[r];
-            size_t len = v->run_len[r] * v->elem;
-            if (rd < 0)
-                return RMX_ERR_RANGE;
-            int rc = put ? rmx_put(t->win, packed + at, len, target, (size_t)rd)
-                         : rmx_get(t->win, packed + at, len, target, (size_t)rd);
-            if (rc != RMX_OK)
-                return rc;
-            at += len;
-        }
+        for (size_t r = 0; r < v->nruns && rc == RMX_OK; r++)
+            rc = vrun_add(&run, outer + v->run_off[r], v->run_len[r] * v->elem);
         int j = 1;
         while (j < v->rank && ++idx[j] == v->n[j])
             idx[j++] = 0;
-        if (j == v->rank)
-            return RMX_OK;
+        if (j == v->rank || rc != RMX_OK)
+            return rc != RMX_OK ? rc : vrun_flush(&run);
     }
 }
 
