@@ -16,6 +16,7 @@ program caf_vector
   integer(1) :: i1(3)
   integer(2) :: i2(3)
   integer(8) :: i8(4)
+  integer(16) :: i16(2)
   integer(8) :: big(3)
   character(len=3) :: ws(3)
   integer, parameter :: v415(3) = [4, 1, 5], v41(2) = [4, 1], v52(2) = [5, 2], v13(2) = [1, 3]
@@ -40,6 +41,9 @@ program caf_vector
   if (any(b(1:3) /= 100 * left + 4)) error stop 'get, repeated indices'
   b(1:4) = a(i8)[right]
   if (any(b(1:4) /= 100 * right + [10, 9, 8, 7])) error stop 'get, kind-8 reversed vector'
+  i16 = [11_16, 5_16]
+  b(1:2) = a(i16)[left]
+  if (any(b(1:2) /= 100 * left + [11, 5])) error stop 'get, kind-16 vector'
   b = a([2, 3, 4, 8, 9, 10])[right]            ! two runs of adjacent elements
   if (any(b /= 100 * right + [2, 3, 4, 8, 9, 10])) error stop 'get, runs'
   r = [(real(me * 1000 + i, 8), i = 1, n)]
