@@ -103,6 +103,9 @@ CAF_TEST(caf_fail_image) /* FAIL IMAGE: needs no mpirun option (the image leaves
 CAF_TEST(caf_fail_team)
 CAF_TEST(caf_random_init)
 CAF_TEST(caf_events)
+CAF_TEST(caf_self_order)
+CAF_TEST(caf_vector)
+CAF_TEST(caf_convert)
 
 /* Run caf_random_init on 2 images: its exit status, and the hexadecimal values on its lines
  * "repeatable draw X" and "non-repeatable draw Y" (image 1's first draws, on stderr).  Its own

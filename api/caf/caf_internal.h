@@ -78,7 +78,7 @@ enum { CAF_STAT_UNLOCKED = 0, CAF_STAT_LOCKED = 1, CAF_STAT_LOCKED_OTHER_IMAGE =
 #define CAF_STAT_RMX_BASE   1000
 #define CAF_STAT_UNSUPPORTED 1100
 
-/* Vector subscripts (gfortran's caf_vector_t); only their presence is looked at. */
+/* Vector subscripts (gfortran's caf_vector_t): defined and read in caf_rma.c. */
 typedef struct caf_vector caf_vector_t;
 
 /* ---- teams (caf_team.c): Fortran 2018 teams.  The initial team holds every image; FORM TEAM
