@@ -432,28 +432,6 @@ static int unpack_converted(const caf_desc_t *dst, const elem_type_t *dt, const 
 }
 
 /* ---------------------------------------------------------------- vector subscripts */
-/* gfortran's caf_vector_t (libgfortran/caf/libcaf.h), one per dimension of the coarray: nvec > 0
- * names the vector subscript's nvec indices (integers of `kind`), nvec == 0 a triplet (a section
- * subscript, or lower == upper for a scalar subscript).  Indices are the Fortran subscripts
- * themselves, in the declared bounds.  gfortran 12 builds the remote descriptor of such a
- * reference with the coarray's full rank, base at the array's first element, dim[d].lbound the
- * declared lower bound and dim[d].stride the element stride of dimension d, but extents that do
- * not match the subscripts (a scalar subscript gets extent 0, the others shift to the front): so
- * only lbound, stride and span are read from it, the shape comes from the vector. */
-struct caf_vector {
-    size_t nvec;
-    union {
-        struct {
-            void *vector;
-            int kind;
-        } v;
-        struct {
-            ptrdiff_t lower_bound, upper_bound, stride;
-        } triplet;
-    } u;
-};
-/* gfortran steps through the array of them 32 bytes at a time (-fdump-tree-original). */
-_Static_assert(sizeof(struct caf_vector) == 32, "caf_vector_t is 32 bytes in gfortran's ABI");
 
 /* The remote elements a vector-subscripted reference names: per dimension the byte offsets of its
  * subscripts from the array's first element; element order runs the first dimension fastest.
@@ -676,7 +654,7 @@ static int vsec_refused(const char *entry, const char *why, const vsec_t *v, int
 }
 
 /* x(v...)[image] = src: convert src into a packed temporary, then one put per run. */
-static int send_vector(const char *entry, caf_token_t *t, int target, size_t offset,
+int caf_send_vector(const char *entry, caf_token_t *t, int target, size_t offset,
                        const caf_desc_t *dest, const struct caf_vector *vec,
                        const elem_type_t *dt, const caf_desc_t *src, const elem_type_t *st,
                        int *stat)
@@ -703,7 +681,7 @@ static int send_vector(const char *entry, caf_token_t *t, int target, size_t off
 /* dest = x(v...)[image]: one get per run into a packed temporary, then convert into dest.  With
  * dest NULL, the packed elements are handed back in *packed (source representation) instead, and
  * *count their number (which must be `want`): the first half of a sendget. */
-static int get_vector(const char *entry, caf_token_t *t, int target, size_t offset,
+int caf_get_vector(const char *entry, caf_token_t *t, int target, size_t offset,
                       const caf_desc_t *src, const struct caf_vector *vec, const elem_type_t *st,
                       const caf_desc_t *dest, const elem_type_t *dt, size_t want, char **packed,
                       size_t *count, int *stat)
@@ -819,7 +797,7 @@ void _gfortran_caf_send(caf_token_t *token, size_t offset, int image_index, caf_
     elem_type_t dt = caf_elem_type_of(dest, dst_kind), st = caf_elem_type_of(src, src_kind);
     int rc;
     if (dst_vector != NULL) {
-        rc = send_vector(entry, token, target, offset, dest, dst_vector, &dt, src, &st, stat);
+        rc = caf_send_vector(entry, token, target, offset, dest, dst_vector, &dt, src, &st, stat);
     } else {
         caf_section_t rs;
         caf_section_of(dest, &rs);
@@ -868,7 +846,7 @@ void _gfortran_caf_get(caf_token_t *token, size_t offset, int image_index, caf_d
     elem_type_t st = caf_elem_type_of(src, src_kind), dt = caf_elem_type_of(dest, dst_kind);
     int rc;
     if (src_vector != NULL) {
-        rc = get_vector(entry, token, target, offset, src, src_vector, &st, dest, &dt, 0, NULL,
+        rc = caf_get_vector(entry, token, target, offset, src, src_vector, &st, dest, &dt, 0, NULL,
                         NULL, stat);
     } else {
         caf_section_t rs;
@@ -898,7 +876,7 @@ static int sendget_fetch(const char *entry, caf_token_t *t, int target, size_t o
                          int *stat)
 {
     if (vec != NULL)
-        return get_vector(entry, t, target, offset, src, vec, st, NULL, NULL, want, packed, count,
+        return caf_get_vector(entry, t, target, offset, src, vec, st, NULL, NULL, want, packed, count,
                           stat);
     caf_section_t rs, ps;
     caf_section_of(src, &rs);
@@ -948,7 +926,7 @@ void _gfortran_caf_sendget(caf_token_t *dst_token, size_t dst_offset, int dst_im
         tdesc->span = (ptrdiff_t)st.size;
         tdesc->dim[0] = (caf_dim_t){.stride = 1, .lbound = 1, .ubound = (ptrdiff_t)count};
         if (dst_vector != NULL) {
-            rc = send_vector(entry, dst_token, dtarget, dst_offset, dest, dst_vector, &dt, tdesc,
+            rc = caf_send_vector(entry, dst_token, dtarget, dst_offset, dest, dst_vector, &dt, tdesc,
                              &st, stat);
         } else {
             caf_section_t rs_dst;
