@@ -72,9 +72,13 @@
  *    check (window, rank, failed peer, disp within the window, datatype, operation, assert,
  *    alignment) still applies and reports as for a real transfer; nothing is sent, no lock is
  *    taken.  A negative count is RMX_ERR_ARG.
- *  - Overlap: a transfer between a rank's own window and its own memory whose two sides share
- *    bytes behaves as if the source were read whole before the destination is written (memmove;
- *    Fortran's `a(2:n)[this_image()] = a(1:n-1)`), contiguous or sectioned.
+ *  - Self: a put, get, put_sub or get_sub whose target is the calling rank is a local copy done
+ *    before the call returns (after every earlier operation of this rank on those bytes): its
+ *    effect is in program order with the caller's own loads and stores, as Fortran requires of
+ *    `a(i)[this_image()] = x`, and nothing of it is left to land at the end of the segment.
+ *    When its two sides share bytes it behaves as if the source were read whole before the
+ *    destination is written (memmove; Fortran's `a(2:n)[this_image()] = a(1:n-1)`), contiguous
+ *    or sectioned.
  *  - Handles stay recognisable after release: a freed window or finalized context passed again
  *    yields RMX_ERR_WIN / RMX_ERR_CTX rather than undefined behaviour (rmx keeps a few bytes of
  *    tombstone per released handle for this).
@@ -143,7 +147,8 @@ typedef enum {
                         * > 1); otherwise single */
     RMX_BOOT_PMIX,
     RMX_BOOT_OOB,      /* use rmx_config_t.oob */
-    RMX_BOOT_SINGLE,   /* one process; every call works through UCX's self transport */
+    RMX_BOOT_SINGLE,   /* one process; puts and gets are local copies ("Self" above), atomics
+                        * go through UCX's self transport */
 } rmx_boot_kind_t;
 
 typedef enum {
@@ -265,7 +270,8 @@ int rmx_win_size(rmx_win_t *win, int rank, size_t *len);
 
 /* ---------------------------------------------------------------- contiguous RMA */
 /* Write len bytes from src to [disp, disp+len) of target's window.  src is reusable on return;
- * completion at the target is deferred to the end of the segment. */
+ * completion at the target is deferred to the end of the segment (to the calling rank itself:
+ * complete on return, see "Self" above). */
 int rmx_put(rmx_win_t *win, const void *src, size_t len, int target, size_t disp);
 /* Read len bytes from target's window into dst.  Blocking: dst holds the data on return, and it
  * reflects every put this rank issued earlier in the segment to overlapping bytes. */
@@ -369,6 +375,7 @@ typedef struct rmx_stats {
     uint64_t puts, gets, atomics;          /* calls into rmx that moved data            */
     uint64_t ucp_puts, ucp_gets, ucp_amos; /* UCP operations actually issued             */
     uint64_t puts_coalesced;               /* rmx puts merged into another UCP put       */
+    uint64_t puts_self;                    /* rmx puts to this rank: local copies ("Self") */
     uint64_t flushes_ep;                   /* ucp_ep_flush calls (one target each)       */
     uint64_t flushes_worker;               /* ucp_worker_flush calls (all targets)       */
     uint64_t fences;                       /* ucp_worker_fence calls                     */

@@ -133,6 +133,32 @@ static int get_sub_through_copy(rmx_win_t *win, void *dst, const rmx_sub_layout_
     return rc;
 }
 
+/* A section of this rank's own window: copied at once, piece by piece, after whatever this
+ * segment still owes its bytes (as rma.c does for contiguous transfers to self: program order on
+ * one's own image).  The sides do not share bytes here (self_sections_overlap went first). */
+static int self_sub_copy(rmx_win_t *win, unsigned char *buf, const rmx_sub_layout_t *L,
+                         size_t disp, const rmx_sub_layout_t *R, int put)
+{
+    int rc = rmx_tracker_access(win, win->ctx->rank, disp + R->lo, R->hi - R->lo);
+    if (rc != RMX_OK)
+        return rc;
+    unsigned char *mine = (unsigned char *)win->base + disp;
+    rmx_sub_walk_t w;
+    rmx_sub_walk_init(&w, L, R);
+    size_t roff, rlen, loff, len;
+    while (rmx_sub_walk_next_run(&w, &roff, &rlen)) {
+        size_t at = 0;
+        while (rmx_sub_walk_next_piece(&w, &loff, &len)) {
+            if (put)
+                memcpy(mine + roff + at, buf + loff, len);
+            else
+                memcpy(buf + loff, mine + roff + at, len);
+            at += len;
+        }
+    }
+    return RMX_OK;
+}
+
 int rmx_put_sub(rmx_win_t *win, const void *src, const rmx_sub_t *local, int target,
                 size_t disp, const rmx_sub_t *remote)
 {
@@ -143,6 +169,10 @@ int rmx_put_sub(rmx_win_t *win, const void *src, const rmx_sub_t *local, int tar
     if (self_sections_overlap(win, target, disp, &R, src, &L))
         return put_sub_through_copy(win, src, &L, target, disp, remote);
     win->ctx->stats.puts++;
+    if (target == win->ctx->rank) {
+        win->ctx->stats.puts_self++;
+        return self_sub_copy(win, (unsigned char *)src, &L, disp, &R, 1);
+    }
     const unsigned char *from = src;
     rmx_sub_walk_t w;
     rmx_sub_walk_init(&w, &L, &R);
@@ -294,6 +324,8 @@ int rmx_get_sub(rmx_win_t *win, void *dst, const rmx_sub_t *local, int target, s
         return get_sub_through_copy(win, dst, &L, target, disp, remote);
     rmx_ctx_t *ctx = win->ctx;
     ctx->stats.gets++;
+    if (target == ctx->rank)
+        return self_sub_copy(win, dst, &L, disp, &R, 0);
     if ((rc = rmx_tracker_access(win, target, disp + R.lo, R.hi - R.lo)) != RMX_OK)
         return rc;
     if (rmx_ep(ctx, target) == NULL)

@@ -103,6 +103,10 @@ CAF_TEST(caf_fail_image) /* FAIL IMAGE: needs no mpirun option (the image leaves
 CAF_TEST(caf_fail_team)
 CAF_TEST(caf_random_init)
 CAF_TEST(caf_events)
+CAF_TEST(caf_self_order)
+CAF_TEST(caf_vector)
+CAF_TEST(caf_convert)
+CAF_TEST(caf_vector_ref)
 CAF_TEST(caf_answers)
 
 /* Run caf_random_init on 2 images: its exit status, and the hexadecimal values on its lines

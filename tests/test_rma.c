@@ -268,3 +268,68 @@ Test(rma, allocated_windows_start_zeroed_from_recycled_memory, .timeout = RMX_T(
     run_ranks(2, rank_windows_start_zeroed, NULL);
     unsetenv("UCX_ALLOC_PRIO");
 }
+
+/* ---------------------------------------------------------------- program order on oneself */
+
+/* A put to the calling rank itself is done when the call returns (rmx.h "Self"): a plain load
+ * sees it at once, and a plain store made afterwards is never overwritten later (a small put used
+ * to wait in the staging buffer until the segment end, and landed over the store).  Contiguous
+ * and sectioned, coalescing on (the default) and off. */
+static int rank_self_program_order(const rmx_config_t *cfg, void *arg)
+{
+    rmx_config_t c = *cfg;
+    c.coalesce_disable = *(const int *)arg;
+    rmx_ctx_t *ctx;
+    RANK_OK(rmx_init(&c, &ctx));
+    int me = rmx_rank(ctx);
+    uint64_t *base;
+    rmx_win_t *win;
+    RANK_OK(rmx_win_allocate(ctx, 512 * sizeof(uint64_t), (void **)&base, &win));
+    RANK_OK(rmx_stats_reset(ctx));
+    for (uint64_t i = 0; i < 256; i++) {
+        uint64_t v = 1000 + i;
+        RANK_OK(rmx_put(win, &v, sizeof(v), me, i * sizeof(v)));
+        RANK_ASSERT(base[i] == v, "put %llu not visible on return", (unsigned long long)i);
+        base[i] = v + 1; /* must survive the segment end */
+        uint64_t got = 0;
+        RANK_OK(rmx_get(win, &got, sizeof(got), me, i * sizeof(got)));
+        RANK_ASSERT(got == v + 1, "get %llu: %llu", (unsigned long long)i,
+                    (unsigned long long)got);
+    }
+    uint64_t src[64];
+    for (int i = 0; i < 64; i++)
+        src[i] = 5000 + (uint64_t)i;
+    rmx_sub_t loc = {.elem_size = 8, .rank = 1, .order = RMX_ORDER_C};
+    loc.dim[0] = (rmx_sub_dim_t){.extent = 64, .first = 0, .count = 64, .stride = 1};
+    rmx_sub_t rem = loc;
+    rem.dim[0] = (rmx_sub_dim_t){.extent = 256, .first = 0, .count = 64, .stride = 3};
+    RANK_OK(rmx_put_sub(win, src, &loc, me, 256 * sizeof(uint64_t), &rem));
+    for (int i = 0; i < 64; i++) {
+        RANK_ASSERT(base[256 + 3 * i] == src[i], "put_sub element %d not visible on return", i);
+        base[256 + 3 * i] = 7;
+    }
+    RANK_OK(rmx_sync_all(ctx));
+    for (uint64_t i = 0; i < 256; i++)
+        RANK_ASSERT(base[i] == 1001 + i, "element %llu overwritten after the store",
+                    (unsigned long long)i);
+    for (int i = 0; i < 64; i++)
+        RANK_ASSERT(base[256 + 3 * i] == 7, "put_sub element %d overwritten after the store", i);
+    rmx_stats_t st;
+    RANK_OK(rmx_stats(ctx, &st));
+    RANK_ASSERT(st.puts_self == 257 && st.ucp_puts == 0 && st.ucp_gets == 0,
+                "puts_self %llu ucp_puts %llu ucp_gets %llu", (unsigned long long)st.puts_self,
+                (unsigned long long)st.ucp_puts, (unsigned long long)st.ucp_gets);
+    RANK_OK(rmx_win_free(&win));
+    RANK_OK(rmx_finalize(ctx));
+    return 0;
+}
+
+static const int coalescing_on = 0, coalescing_off = 1;
+Test(rma, puts_to_self_are_in_program_order_2_ranks, .timeout = RMX_T(60))
+{
+    run_ranks(2, rank_self_program_order, (void *)&coalescing_on);
+}
+Test(rma, puts_to_self_are_in_program_order_uncoalesced_2_ranks, .timeout = RMX_T(60))
+{
+    run_ranks(2, rank_self_program_order, (void *)&coalescing_off);
+}

@@ -78,7 +78,28 @@ enum { CAF_STAT_UNLOCKED = 0, CAF_STAT_LOCKED = 1, CAF_STAT_LOCKED_OTHER_IMAGE =
 #define CAF_STAT_RMX_BASE   1000
 #define CAF_STAT_UNSUPPORTED 1100
 
-/* Vector subscripts (gfortran's caf_vector_t); only their presence is looked at. */
+/* gfortran's caf_vector_t (libgfortran/caf/libcaf.h), one per dimension of the coarray: nvec > 0
+ * names the vector subscript's nvec indices (integers of `kind`), nvec == 0 a triplet (a section
+ * subscript, or lower == upper for a scalar subscript).  Indices are the Fortran subscripts
+ * themselves, in the declared bounds.  gfortran 12 builds the remote descriptor of such a
+ * reference with the coarray's full rank, base at the array's first element, dim[d].lbound the
+ * declared lower bound and dim[d].stride the element stride of dimension d, but extents that do
+ * not match the subscripts (a scalar subscript gets extent 0, the others shift to the front): so
+ * only lbound, stride and span are read from it, the shape comes from the vector. */
+struct caf_vector {
+    size_t nvec;
+    union {
+        struct {
+            void *vector;
+            int kind;
+        } v;
+        struct {
+            ptrdiff_t lower_bound, upper_bound, stride;
+        } triplet;
+    } u;
+};
+/* gfortran steps through the array of them 32 bytes at a time (-fdump-tree-original). */
+_Static_assert(sizeof(struct caf_vector) == 32, "caf_vector_t is 32 bytes in gfortran's ABI");
 typedef struct caf_vector caf_vector_t;
 
 /* ---- teams (caf_team.c): Fortran 2018 teams.  The initial team holds every image; FORM TEAM
@@ -245,6 +266,17 @@ int caf_send_desc(const char *entry, caf_token_t *t, int target, size_t offset,
 int caf_get_desc(const char *entry, caf_token_t *t, int target, ptrdiff_t disp,
                  const caf_section_t *rs, const elem_type_t *st, caf_desc_t *dest,
                  const elem_type_t *dt, bool may_require_tmp, int *stat);
+/* x(v...)[image] = src and dest = x(v...)[image] with vector subscripts vec (one per dimension of
+ * desc, the remote reference: only its lbound, stride and span are read), converting; one rmx
+ * operation per run of adjacent remote elements.  caf_get_vector with dest NULL hands the packed
+ * elements back in *packed / *count (`want` of them) instead.  An rmx code, or CAF_REPORTED. */
+int caf_send_vector(const char *entry, caf_token_t *t, int target, size_t offset,
+                    const caf_desc_t *dest, const struct caf_vector *vec, const elem_type_t *dt,
+                    const caf_desc_t *src, const elem_type_t *st, int *stat);
+int caf_get_vector(const char *entry, caf_token_t *t, int target, size_t offset,
+                   const caf_desc_t *src, const struct caf_vector *vec, const elem_type_t *st,
+                   const caf_desc_t *dest, const elem_type_t *dt, size_t want, char **packed,
+                   size_t *count, int *stat);
 int caf_check_shapes(const char *entry, const caf_section_t *to, const caf_section_t *from,
                      int *stat);
 int caf_valid_token(const char *entry, caf_token_t *t, int *stat);

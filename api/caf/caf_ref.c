@@ -57,6 +57,12 @@ typedef struct ref_walk {
     const caf_desc_t *desc;  /* bounds for a following array reference (NULL: none known) */
     caf_desc_max_t rdesc;    /* the last component descriptor read */
     int static_type;         /* element type of a static array reference, or -1 */
+    /* An array reference with vector subscripts (the chain's last): the array, its subscripts
+     * in gfortran's caf_vector_t form, and the displacement of its first element. */
+    int vector;
+    caf_desc_max_t vdesc;
+    struct caf_vector vvec[CAF_MAX_DIMS];
+    ptrdiff_t vdisp;
     int unallocated;         /* the chain reached an unallocated allocatable component */
 } ref_walk_t;
 
@@ -114,10 +120,63 @@ static int follow_component(ref_walk_t *w, int target, int array, const char **w
     return RMX_OK;
 }
 
+/* An array reference with a vector subscript in some dimension: kept as caf_vector_t entries
+ * (the form _gfortran_caf_get/send receive) for caf_get_vector / caf_send_vector, which read the
+ * elements run by run.  w->rs gets the result's shape (for reallocating a destination). */
+static const char *walk_vector(ref_walk_t *w, const caf_ref_t *ref, const caf_desc_t *d)
+{
+    int rank = caf_desc_rank(d);
+    memcpy(&w->vdesc, d, sizeof(caf_desc_t) + (size_t)rank * sizeof(caf_dim_t));
+    for (int j = 0; j < rank; j++) {
+        ptrdiff_t lb = d->dim[j].lbound, ub = d->dim[j].ubound;
+        ptrdiff_t start = ref->u.a.dim[j].s.start, end = ref->u.a.dim[j].s.end;
+        ptrdiff_t stride = ref->u.a.dim[j].s.stride;
+        struct caf_vector *v = &w->vvec[j];
+        memset(v, 0, sizeof(*v));
+        size_t count;
+        switch (ref->u.a.mode[j]) {
+        case ARR_VECTOR:
+            v->nvec = ref->u.a.dim[j].v.nvec;
+            v->u.v.vector = ref->u.a.dim[j].v.vector;
+            v->u.v.kind = ref->u.a.dim[j].v.kind;
+            count = v->nvec;
+            if (count == 0)
+                return "an empty vector subscript";
+            break;
+        case ARR_FULL: start = lb, end = ub, stride = 1; goto triplet;
+        case ARR_RANGE: goto triplet;
+        case ARR_SINGLE: end = start, stride = 1; goto triplet;
+        case ARR_OPEN_END: end = ub; goto triplet;
+        case ARR_OPEN_START: start = lb;
+        triplet:
+            if (stride == 0)
+                return "a zero stride";
+            v->u.triplet.lower_bound = start;
+            v->u.triplet.upper_bound = end;
+            v->u.triplet.stride = stride;
+            count = triplet_count(start, end, stride);
+            break;
+        default: return "an array reference of fewer subscripts than the array's rank";
+        }
+        if (ref->u.a.mode[j] != ARR_SINGLE) {
+            w->rs.n[w->rs.rank] = count;
+            w->rs.sm[w->rs.rank] = 0; /* not used: the elements go through caf_*_vector */
+            w->rs.rank++;
+        }
+        w->rs.count *= count;
+    }
+    w->vector = 1;
+    w->vdisp = w->disp;
+    return NULL;
+}
+
 /* An array reference through descriptor d (Fortran subscripts, relative to its bounds). */
 static const char *walk_array(ref_walk_t *w, const caf_ref_t *ref, const caf_desc_t *d)
 {
     int rank = caf_desc_rank(d);
+    for (int j = 0; j < rank; j++)
+        if (ref->u.a.mode[j] == ARR_VECTOR)
+            return walk_vector(w, ref, d);
     ptrdiff_t span = d->span > 0 ? d->span : (ptrdiff_t)caf_desc_elem(d);
     for (int j = 0; j < rank; j++) {
         ptrdiff_t lb = d->dim[j].lbound, ub = d->dim[j].ubound;
@@ -129,7 +188,6 @@ static const char *walk_array(ref_walk_t *w, const caf_ref_t *ref, const caf_des
         case ARR_SINGLE: end = start, stride = 1; break;
         case ARR_OPEN_END: end = ub; break;
         case ARR_OPEN_START: start = lb; break;
-        case ARR_VECTOR: return "vector subscripts in a reference through a component";
         default: return "an array reference of fewer subscripts than the array's rank";
         }
         if (stride == 0)
@@ -169,7 +227,7 @@ static const char *walk_static_array(ref_walk_t *w, const caf_ref_t *ref)
             count = triplet_count(start, end, stride);
             break;
         case ARR_SINGLE: break;
-        case ARR_VECTOR: return "vector subscripts in a reference through a component";
+        case ARR_VECTOR: return "a vector subscript on an array component of fixed shape";
         default: return "an open-ended reference to an array of fixed shape";
         }
         w->disp += start * item;
@@ -203,6 +261,10 @@ static int walk_refs(caf_token_t *t, int target, const caf_ref_t *ref, ref_walk_
         return RMX_OK;
     }
     for (; ref != NULL && *why == NULL && !w->unallocated; ref = ref->next) {
+        if (w->vector) {
+            *why = "a component of elements chosen by a vector subscript";
+            break;
+        }
         w->rs.elem = ref->item_size;
         switch (ref->type) {
         case CAF_REF_COMPONENT:
@@ -329,7 +391,10 @@ void _gfortran_caf_get_by_ref(caf_token_t *token, int image_index, caf_desc_t *d
     elem_type_t st = {.type = w.static_type >= 0 ? w.static_type : src_type, .kind = src_kind,
                       .size = w.rs.elem};
     elem_type_t dt = caf_elem_type_of(dst, dst_kind);
-    if (rc == RMX_OK)
+    if (rc == RMX_OK && w.vector)
+        rc = caf_get_vector(entry, w.tok, target, (size_t)w.vdisp, caf_desc_of_max(&w.vdesc),
+                            w.vvec, &st, dst, &dt, 0, NULL, NULL, stat);
+    else if (rc == RMX_OK)
         rc = caf_get_desc(entry, w.tok, target, w.disp, &w.rs, &st, dst, &dt, may_require_tmp,
                           stat);
     if (rc != CAF_REPORTED)
@@ -358,8 +423,10 @@ void _gfortran_caf_send_by_ref(caf_token_t *token, int image_index, caf_desc_t *
     elem_type_t dt = {.type = w.static_type >= 0 ? w.static_type : dst_type, .kind = dst_kind,
                       .size = w.rs.elem};
     elem_type_t st = caf_elem_type_of(src, src_kind);
-    int rc = caf_send_desc(entry, w.tok, target, (size_t)w.disp, &w.rs, &dt, src, &st,
-                           may_require_tmp, stat);
+    int rc = w.vector ? caf_send_vector(entry, w.tok, target, (size_t)w.vdisp,
+                                        caf_desc_of_max(&w.vdesc), w.vvec, &dt, src, &st, stat)
+                      : caf_send_desc(entry, w.tok, target, (size_t)w.disp, &w.rs, &dt, src, &st,
+                                      may_require_tmp, stat);
     if (rc != CAF_REPORTED)
         caf_check(entry, rc, stat, NULL, 0);
 }
@@ -453,13 +520,20 @@ void _gfortran_caf_sendget_by_ref(caf_token_t *dst_token, int dst_image_index, c
     elem_type_t dt = {.type = dw.static_type >= 0 ? dw.static_type : dst_type, .kind = dst_kind,
                       .size = dw.rs.elem};
     size_t bytes = sw.rs.count * st.size;
-    void *tmp = malloc(bytes > 0 ? bytes : 1);
+    char *tmp = NULL;
     caf_desc_t *tdesc = calloc(1, sizeof(caf_desc_t) + sizeof(caf_dim_t));
-    int rc = tmp != NULL && tdesc != NULL ? RMX_OK : RMX_ERR_NOMEM;
-    caf_section_t packed;
-    caf_section_packed(&packed, st.size, sw.rs.count);
-    if (rc == RMX_OK)
-        rc = caf_transfer(sw.tok, 0, tmp, &packed, starget, sw.disp, &sw.rs);
+    int rc = tdesc != NULL ? RMX_OK : RMX_ERR_NOMEM;
+    if (rc == RMX_OK && sw.vector) {
+        size_t got = 0;
+        rc = caf_get_vector(entry, sw.tok, starget, (size_t)sw.vdisp, caf_desc_of_max(&sw.vdesc),
+                            sw.vvec, &st, NULL, NULL, dw.rs.count, &tmp, &got, src_stat);
+    } else if (rc == RMX_OK) {
+        tmp = malloc(bytes > 0 ? bytes : 1);
+        caf_section_t packed;
+        caf_section_packed(&packed, st.size, sw.rs.count);
+        rc = tmp == NULL ? RMX_ERR_NOMEM
+                         : caf_transfer(sw.tok, 0, tmp, &packed, starget, sw.disp, &sw.rs);
+    }
     if (rc == RMX_OK) {
         caf_ok(src_stat);
         tdesc->base_addr = tmp;
@@ -467,11 +541,14 @@ void _gfortran_caf_sendget_by_ref(caf_token_t *dst_token, int dst_image_index, c
                                      .type = (signed char)st.type};
         tdesc->span = (ptrdiff_t)st.size;
         tdesc->dim[0] = (caf_dim_t){.stride = 1, .lbound = 1, .ubound = (ptrdiff_t)sw.rs.count};
-        rc = caf_send_desc(entry, dw.tok, dtarget, (size_t)dw.disp, &dw.rs, &dt, tdesc, &st, 0,
-                           dst_stat);
+        rc = dw.vector ? caf_send_vector(entry, dw.tok, dtarget, (size_t)dw.vdisp,
+                                         caf_desc_of_max(&dw.vdesc), dw.vvec, &dt, tdesc, &st,
+                                         dst_stat)
+                       : caf_send_desc(entry, dw.tok, dtarget, (size_t)dw.disp, &dw.rs, &dt,
+                                       tdesc, &st, 0, dst_stat);
         if (rc != CAF_REPORTED)
             caf_check(entry, rc, dst_stat, NULL, 0);
-    } else {
+    } else if (rc != CAF_REPORTED) {
         caf_check(entry, rc, src_stat != NULL ? src_stat : dst_stat, NULL, 0);
     }
     free(tmp);
