@@ -2,8 +2,9 @@
 ! OpenCoarrays' (the same source on both, the outputs compared line by line).  Only what
 ! OpenCoarrays 2.10.1 gets right (see tests/caf/compare.conf), each result also checked here
 ! (ERROR STOP on a mismatch): gets and puts of scalars, strided sections, 2-D sections, characters
-! and derived types; allocatable coarrays; collectives; atomics; LOCK; events; SYNC IMAGES;
-! cobounds.  Image 1 prints every line, after collecting what it needs.
+! and derived types; kind conversions in coindexed assignments; a put to the image's own coarray
+! read back in the same segment; allocatable coarrays; collectives; atomics; LOCK; events;
+! SYNC IMAGES; cobounds.  Image 1 prints every line, after collecting what it needs.
 program caf_answers
   implicit none
   type :: pt
@@ -16,6 +17,10 @@ program caf_answers
   character(len=8) :: word[*]
   type(pt) :: p[*]
   integer :: cob(2)[2, *]
+  integer(1) :: i1[*]
+  real(4) :: r4(3)[*]
+  real(8) :: r8(3)
+  integer(8) :: i8(3)
   integer, allocatable :: d(:)[:]
   integer :: me, n, i, j, v, iv(4), prod
   real(8) :: rv
@@ -81,6 +86,34 @@ program caf_answers
   if (me == n) then
     if (p%id /= -1 .or. p%tag /= 'none' .or. p%x(3) /= 2.5d0) error stop 'derived put'
   end if
+
+  ! ---- kind conversions done by the runtime: gets into other kinds, puts from other kinds
+  r4 = [1.5, -2.25, 3.0] * me
+  i1 = int(-me, 1)
+  sync all
+  if (me == 1) then
+    r8 = r4(:)[n]
+    if (any(r8 /= [1.5d0, -2.25d0, 3d0] * n)) error stop 'get real(4) into real(8)'
+    print '(a,3(1x,f7.2))', 'get real(4) into real(8):', r8
+    i8 = i1[n]
+    if (any(i8 /= -n)) error stop 'get integer(1) into integer(8)'
+    print '(a,3(1x,i0))', 'get integer(1) into integer(8):', i8
+    r4(:)[2] = [10_8, -20_8, 30_8]
+    i1[2] = 77_8
+  end if
+  sync all
+  if (me == 2) then
+    if (any(r4 /= [10., -20., 30.]) .or. i1 /= 77) error stop 'put from other kinds'
+  end if
+  sync all
+  if (me == 1) print '(a,3(1x,f6.1),1x,i0)', 'put integer(8) into real(4), integer(1):', r4(:)[2], i1[2]
+
+  ! ---- a put to this image's own coarray is seen by a local read in the same segment
+  a(3)[me] = -me
+  a(5:6)[me] = [50, 60]
+  if (a(3) /= -me .or. any(a(5:6) /= [50, 60])) error stop 'own put not visible in the segment'
+  if (me == 1) print '(a,3(1x,i0))', 'own put read back:', a(3), a(5:6)
+  sync all
 
   ! ---- an allocatable coarray, allocated twice with different sizes
   do j = 1, 2
