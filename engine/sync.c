@@ -404,7 +404,7 @@ int rmx_sync_images(rmx_ctx_t *ctx, const int *images, int n)
         gone = RMX_ERR_PEER;
         rc = RMX_OK;
     }
-    int *told = malloc((size_t)(n > 0 ? n : 1) * sizeof(*told));
+    int *told = calloc((size_t)(n > 0 ? n : 1), sizeof(*told));
     if (told == NULL)
         return RMX_ERR_NOMEM;
     int ntold = 0;
