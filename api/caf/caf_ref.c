@@ -143,7 +143,9 @@ static const char *walk_vector(ref_walk_t *w, const caf_ref_t *ref, const caf_de
             if (count == 0)
                 return "an empty vector subscript";
             break;
-        case ARR_FULL: start = lb, end = ub, stride = 1; goto triplet;
+        case ARR_FULL:
+            start = stride < 0 ? ub : lb, end = stride < 0 ? lb : ub;
+            goto triplet;
         case ARR_RANGE: goto triplet;
         case ARR_SINGLE: end = start, stride = 1; goto triplet;
         case ARR_OPEN_END: end = ub; goto triplet;
@@ -183,7 +185,9 @@ static const char *walk_array(ref_walk_t *w, const caf_ref_t *ref, const caf_des
         ptrdiff_t start = ref->u.a.dim[j].s.start, end = ref->u.a.dim[j].s.end;
         ptrdiff_t stride = ref->u.a.dim[j].s.stride;
         switch (ref->u.a.mode[j]) {
-        case ARR_FULL: start = lb, end = ub, stride = 1; break;
+        case ARR_FULL: /* `::2` and `::-1` are FULL with their stride */
+            start = stride < 0 ? ub : lb, end = stride < 0 ? lb : ub;
+            break;
         case ARR_RANGE: break;
         case ARR_SINGLE: end = start, stride = 1; break;
         case ARR_OPEN_END: end = ub; break;

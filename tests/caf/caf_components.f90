@@ -57,6 +57,10 @@ program caf_components
   call check(all(v == [(100.0 * j + i, i = 1, 3)]), 'x[j]%a(1:3)')
   v = x[j]%a(1:5:2)
   call check(all(v == [100.0 * j + 1, 100.0 * j + 3, 100.0 * j + 5]), 'x[j]%a(1:5:2)')
+  b2 = x[j]%a(::j + 3)                    ! FULL with a stride: elements 1 and j + 4
+  call check(all(b2 == [100.0 * j + 1, 100.0 * j + j + 4]), 'x[j]%a(::n)')
+  b2 = x[j]%a(::-(j + 3))                 ! and a negative one: j + 4, then 1
+  call check(all(b2 == [100.0 * j + j + 4, 100.0 * j + 1]), 'x[j]%a(::-n)')
   whole = x[j]%a
   call check(size(whole) == j + 4, 'size of x[j]%a')
   call check(all(whole == [(100.0 * j + i, i = 1, j + 4)]), 'x[j]%a whole')
