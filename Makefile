@@ -106,7 +106,7 @@ $(BUILD)/libcaf_rmx.so: $(CAF_OBJ) $(LIB_OBJ)
 	$(CC) -shared -o $@ $^ $(LDFLAGS) $(LDLIBS_ALL)
 
 # Through build/rmxcaf, so that every build tests the wrapper.
-$(BUILD)/tests/caf/%: tests/caf/%.f90 $(BUILD)/libcaf_rmx.a $(BUILD)/librmx.a $(BUILD)/rmxcaf
+$(BUILD)/tests/caf/%: tests/caf/%.f90 tests/caf/check.inc $(BUILD)/libcaf_rmx.a $(BUILD)/librmx.a $(BUILD)/rmxcaf
 	@mkdir -p $(BUILD)/tests/caf/mod
 	$(BUILD)/rmxcaf $(CAF_FFLAGS) -J$(BUILD)/tests/caf/mod -o $@ $<
 

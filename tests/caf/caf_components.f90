@@ -134,12 +134,5 @@ program caf_components
 
 contains
 
-  subroutine check(cond, what)
-    logical, intent(in) :: cond
-    character(*), intent(in) :: what
-    if (.not. cond) then
-      write(*, '(a, i0, 2a)') 'image ', this_image(), ': wrong ', what
-      error stop 1
-    end if
-  end subroutine
+  include 'check.inc'
 end program
