@@ -376,6 +376,19 @@ static int walk_for(const char *entry, caf_token_t *token, int image_index, cons
     return target;
 }
 
+/* A deferred-length character component arrives with length 0: the local side's length is the
+ * one to move.  0 (reported) when neither side has one. */
+static int element_length_known(const char *entry, ref_walk_t *w, const caf_desc_t *local,
+                                int *stat)
+{
+    if (w->rs.elem == 0)
+        w->rs.elem = caf_desc_elem(local);
+    if (w->rs.elem != 0)
+        return 1;
+    caf_unsupported(entry, stat, NULL, 0, no_length);
+    return 0;
+}
+
 void _gfortran_caf_get_by_ref(caf_token_t *token, int image_index, caf_desc_t *dst,
                               caf_ref_t *refs, int dst_kind, int src_kind, bool may_require_tmp,
                               bool dst_reallocatable, int *stat, int src_type)
@@ -385,12 +398,8 @@ void _gfortran_caf_get_by_ref(caf_token_t *token, int image_index, caf_desc_t *d
     int target = walk_for(entry, token, image_index, refs, &w, stat);
     if (target < 0)
         return;
-    if (w.rs.elem == 0) /* a deferred-length character component: gfortran passes length 0 */
-        w.rs.elem = caf_desc_elem(dst);
-    if (w.rs.elem == 0) {
-        caf_unsupported(entry, stat, NULL, 0, no_length);
+    if (!element_length_known(entry, &w, dst, stat))
         return;
-    }
     int rc = dst_reallocatable ? reshape_destination(dst, &w.rs) : RMX_OK;
     elem_type_t st = {.type = w.static_type >= 0 ? w.static_type : src_type, .kind = src_kind,
                       .size = w.rs.elem};
@@ -418,12 +427,8 @@ void _gfortran_caf_send_by_ref(caf_token_t *token, int image_index, caf_desc_t *
     int target = walk_for(entry, token, image_index, refs, &w, stat);
     if (target < 0)
         return;
-    if (w.rs.elem == 0) /* a deferred-length character component: gfortran passes length 0 */
-        w.rs.elem = caf_desc_elem(src);
-    if (w.rs.elem == 0) {
-        caf_unsupported(entry, stat, NULL, 0, no_length);
+    if (!element_length_known(entry, &w, src, stat))
         return;
-    }
     elem_type_t dt = {.type = w.static_type >= 0 ? w.static_type : dst_type, .kind = dst_kind,
                       .size = w.rs.elem};
     elem_type_t st = caf_elem_type_of(src, src_kind);
