@@ -25,22 +25,40 @@ Test(boot, pmix_under_mpirun_3_ranks, .timeout = RMX_T(150)) { cr_expect_eq(run_
 static void survivors_under_mpirun(int np, const char *tls, int runs)
 {
     for (int i = 0; i < runs; i++) {
+        char log[] = "/tmp/rmx_survivors_XXXXXX";
+        int fd = mkstemp(log);
+        cr_assert(fd >= 0);
+        close(fd);
         char cmd[2048];
         snprintf(cmd, sizeof(cmd),
                  "timeout %d mpirun --allow-run-as-root --oversubscribe --mca orte_enable_recovery 1 "
-                 "%s%s -np %d %s/prog_survivors 2 2>&1 | grep -c '^survivor .* finalized ok'",
+                 "%s%s -np %d %s/prog_survivors 2 > %s 2>&1",
                  RMX_T(30), tls != NULL ? "-x UCX_TLS=" : "", tls != NULL ? tls : "", np,
-                 RMX_TEST_BIN_DIR);
-        FILE *p = popen(cmd, "r");
-        cr_assert_not_null(p);
-        int lines = -1;
-        if (fscanf(p, "%d", &lines) != 1)
-            lines = -1;
-        pclose(p);
-        cr_expect_eq(lines, np - 1, "run %d: %d of %d survivors finalized in time", i, lines,
-                     np - 1);
-        if (lines != np - 1)
-            return;
+                 RMX_TEST_BIN_DIR, log);
+        (void)system(cmd);
+        int lines = 0;
+        char *text = NULL;
+        size_t cap = 0;
+        FILE *f = fopen(log, "r");
+        if (f != NULL) {
+            if (getdelim(&text, &cap, '\0', f) < 0) {
+                free(text);
+                text = NULL;
+            }
+            fclose(f);
+        }
+        unlink(log);
+        /* Counted anywhere, not at line starts: mpirun forwards the ranks' stdout and stderr
+         * into one stream, where a survivor's line can land in the middle of another process's
+         * UCX warning (seen: 1 run in ~25 under RMX_WIN_MEMORY=user). */
+        for (const char *p = text; p != NULL && (p = strstr(p, "survivor ")) != NULL; p += 9) {
+            int rank, end = 0;
+            if (sscanf(p, "survivor %d finalized ok%n", &rank, &end) == 1 && end > 0)
+                lines++;
+        }
+        cr_expect_eq(lines, np - 1, "run %d: %d of %d survivors finalized in time; output:\n%s", i,
+                     lines, np - 1, text != NULL ? text : "(none)");
+        free(text);
     }
 }
 
