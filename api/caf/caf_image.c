@@ -458,14 +458,7 @@ void _gfortran_caf_sync_images(int count, int images[], int *stat, char **errmsg
     }
     int n = t->size;
     if (count < 0) { /* SYNC IMAGES (*) in a team: every other image of it */
-        int *all = malloc((size_t)n * sizeof(int));
-        int k = 0;
-        for (int i = 0; all != NULL && i < n; i++)
-            if (i != t->me)
-                all[k++] = t->ranks[i];
-        caf_check(entry, all != NULL ? rmx_sync_images(c, all, k) : RMX_ERR_NOMEM, stat, errmsg,
-                  errmsg_len);
-        free(all);
+        caf_check(entry, caf_team_sync_others(t), stat, errmsg, errmsg_len);
         return;
     }
     int *ranks = malloc((size_t)(count > 0 ? count : 1) * sizeof(int));

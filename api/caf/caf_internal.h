@@ -126,6 +126,8 @@ caf_team_t *caf_team_initial(void);
 /* A barrier among the team's images that also ends this image's segment (SYNC ALL in a team,
  * SYNC TEAM).  Returns an rmx code. */
 int caf_team_sync(caf_team_t *t);
+/* SYNC IMAGES with every other image of the team (rmx_sync_images: pairwise, matched per pair). */
+int caf_team_sync_others(caf_team_t *t);
 /* Every member contributes `len` (<= CAF_EXCHANGE_MAX) bytes; all[i * len] receives team image
  * i's.  Collective over the team; ends with caf_team_sync.  Returns an rmx code. */
 #define CAF_EXCHANGE_MAX 16
@@ -231,6 +233,14 @@ void caf_desc_pack(const caf_desc_t *d, void *packed);
 void caf_desc_unpack(const caf_desc_t *d, const void *packed);
 
 /* ---- sections and transfers (caf_rma.c), shared with caf_ref.c */
+/* Elements of lo:hi:st (st != 0), in unsigned arithmetic: a garbled triplet must not overflow. */
+static inline size_t caf_triplet_len(ptrdiff_t lo, ptrdiff_t hi, ptrdiff_t st)
+{
+    if (st > 0)
+        return hi >= lo ? ((size_t)hi - (size_t)lo) / (size_t)st + 1 : 0;
+    return lo >= hi ? ((size_t)lo - (size_t)hi) / ((size_t)0 - (size_t)st) + 1 : 0;
+}
+
 typedef struct caf_section {
     size_t elem;                 /* bytes per element */
     int rank;                    /* 0: scalar */

@@ -39,13 +39,6 @@ typedef struct caf_ref {
     } u;
 } caf_ref_t;
 
-static size_t triplet_count(ptrdiff_t start, ptrdiff_t end, ptrdiff_t stride)
-{
-    if (stride > 0)
-        return end >= start ? (size_t)((end - start) / stride) + 1 : 0;
-    return start >= end ? (size_t)((start - end) / -stride) + 1 : 0;
-}
-
 /* Where a reference chain leads on one image: the window (the coarray's, or the heap's once an
  * allocatable component was followed), the displacement of the designated object's first
  * element in the target's copy (without caf_token_disp), and the section it spans. */
@@ -120,6 +113,40 @@ static int follow_component(ref_walk_t *w, int target, int array, const char **w
     return RMX_OK;
 }
 
+/* Subscript j of an array reference through a descriptor, as the triplet start:end:stride in the
+ * array's bounds lb:ub (FULL keeps its stride: gfortran passes a(::2) and a(::-1) as FULL).
+ * NULL, or why not.  Vector subscripts are the caller's. */
+static const char *dim_triplet(const caf_ref_t *ref, int j, ptrdiff_t lb, ptrdiff_t ub,
+                               ptrdiff_t *start, ptrdiff_t *end, ptrdiff_t *stride)
+{
+    *start = ref->u.a.dim[j].s.start, *end = ref->u.a.dim[j].s.end;
+    *stride = ref->u.a.dim[j].s.stride;
+    switch (ref->u.a.mode[j]) {
+    case ARR_FULL: *start = *stride < 0 ? ub : lb, *end = *stride < 0 ? lb : ub; break;
+    case ARR_RANGE: break;
+    case ARR_SINGLE: *end = *start, *stride = 1; break;
+    case ARR_OPEN_END: *end = ub; break;
+    case ARR_OPEN_START: *start = lb; break;
+    default: return "an array reference of fewer subscripts than the array's rank";
+    }
+    return *stride == 0 ? "a zero stride" : NULL;
+}
+
+/* Subscript `mode` selected `count` elements `sm` bytes apart: a dimension of the result, unless
+ * it was a single subscript. */
+static const char *add_dim(ref_walk_t *w, unsigned char mode, size_t count, ptrdiff_t sm)
+{
+    if (mode != ARR_SINGLE) {
+        if (w->rs.rank >= CAF_MAX_DIMS)
+            return "more than 15 dimensions";
+        w->rs.n[w->rs.rank] = count;
+        w->rs.sm[w->rs.rank] = sm;
+        w->rs.rank++;
+    }
+    w->rs.count *= count;
+    return NULL;
+}
+
 /* An array reference with a vector subscript in some dimension: kept as caf_vector_t entries
  * (the form _gfortran_caf_get/send receive) for caf_get_vector / caf_send_vector, which read the
  * elements run by run.  w->rs gets the result's shape (for reallocating a destination). */
@@ -128,44 +155,30 @@ static const char *walk_vector(ref_walk_t *w, const caf_ref_t *ref, const caf_de
     int rank = caf_desc_rank(d);
     memcpy(&w->vdesc, d, sizeof(caf_desc_t) + (size_t)rank * sizeof(caf_dim_t));
     for (int j = 0; j < rank; j++) {
-        ptrdiff_t lb = d->dim[j].lbound, ub = d->dim[j].ubound;
-        ptrdiff_t start = ref->u.a.dim[j].s.start, end = ref->u.a.dim[j].s.end;
-        ptrdiff_t stride = ref->u.a.dim[j].s.stride;
         struct caf_vector *v = &w->vvec[j];
         memset(v, 0, sizeof(*v));
         size_t count;
-        switch (ref->u.a.mode[j]) {
-        case ARR_VECTOR:
+        const char *why;
+        if (ref->u.a.mode[j] == ARR_VECTOR) {
             v->nvec = ref->u.a.dim[j].v.nvec;
             v->u.v.vector = ref->u.a.dim[j].v.vector;
             v->u.v.kind = ref->u.a.dim[j].v.kind;
             count = v->nvec;
             if (count == 0)
                 return "an empty vector subscript";
-            break;
-        case ARR_FULL:
-            start = stride < 0 ? ub : lb, end = stride < 0 ? lb : ub;
-            goto triplet;
-        case ARR_RANGE: goto triplet;
-        case ARR_SINGLE: end = start, stride = 1; goto triplet;
-        case ARR_OPEN_END: end = ub; goto triplet;
-        case ARR_OPEN_START: start = lb;
-        triplet:
-            if (stride == 0)
-                return "a zero stride";
+        } else {
+            ptrdiff_t start, end, stride;
+            if ((why = dim_triplet(ref, j, d->dim[j].lbound, d->dim[j].ubound, &start, &end,
+                                   &stride)) != NULL)
+                return why;
             v->u.triplet.lower_bound = start;
             v->u.triplet.upper_bound = end;
             v->u.triplet.stride = stride;
-            count = triplet_count(start, end, stride);
-            break;
-        default: return "an array reference of fewer subscripts than the array's rank";
+            count = caf_triplet_len(start, end, stride);
         }
-        if (ref->u.a.mode[j] != ARR_SINGLE) {
-            w->rs.n[w->rs.rank] = count;
-            w->rs.sm[w->rs.rank] = 0; /* not used: the elements go through caf_*_vector */
-            w->rs.rank++;
-        }
-        w->rs.count *= count;
+        /* sm not used: the elements go through caf_*_vector */
+        if ((why = add_dim(w, ref->u.a.mode[j], count, 0)) != NULL)
+            return why;
     }
     w->vector = 1;
     w->vdisp = w->disp;
@@ -181,35 +194,18 @@ static const char *walk_array(ref_walk_t *w, const caf_ref_t *ref, const caf_des
             return walk_vector(w, ref, d);
     ptrdiff_t span = d->span > 0 ? d->span : (ptrdiff_t)caf_desc_elem(d);
     for (int j = 0; j < rank; j++) {
-        ptrdiff_t lb = d->dim[j].lbound, ub = d->dim[j].ubound;
-        ptrdiff_t start = ref->u.a.dim[j].s.start, end = ref->u.a.dim[j].s.end;
-        ptrdiff_t stride = ref->u.a.dim[j].s.stride;
-        switch (ref->u.a.mode[j]) {
-        case ARR_FULL: /* `::2` and `::-1` are FULL with their stride */
-            start = stride < 0 ? ub : lb, end = stride < 0 ? lb : ub;
-            break;
-        case ARR_RANGE: break;
-        case ARR_SINGLE: end = start, stride = 1; break;
-        case ARR_OPEN_END: end = ub; break;
-        case ARR_OPEN_START: start = lb; break;
-        default: return "an array reference of fewer subscripts than the array's rank";
-        }
-        if (stride == 0)
-            return "a zero stride";
-        size_t count = triplet_count(start, end, stride);
+        ptrdiff_t lb = d->dim[j].lbound, ub = d->dim[j].ubound, start, end, stride;
+        const char *why = dim_triplet(ref, j, lb, ub, &start, &end, &stride);
+        if (why != NULL)
+            return why;
+        size_t count = caf_triplet_len(start, end, stride);
         if (count > 0 && (start < lb || start > ub ||
                           start + (ptrdiff_t)(count - 1) * stride > ub ||
                           start + (ptrdiff_t)(count - 1) * stride < lb))
             return "a subscript outside the array's bounds";
         w->disp += (start - lb) * d->dim[j].stride * span;
-        if (ref->u.a.mode[j] != ARR_SINGLE) {
-            if (w->rs.rank >= CAF_MAX_DIMS)
-                return "more than 15 dimensions";
-            w->rs.n[w->rs.rank] = count;
-            w->rs.sm[w->rs.rank] = stride * d->dim[j].stride * span;
-            w->rs.rank++;
-        }
-        w->rs.count *= count;
+        if ((why = add_dim(w, ref->u.a.mode[j], count, stride * d->dim[j].stride * span)) != NULL)
+            return why;
     }
     return NULL;
 }
@@ -228,21 +224,16 @@ static const char *walk_static_array(ref_walk_t *w, const caf_ref_t *ref)
         case ARR_RANGE:
             if (stride == 0)
                 return "a zero stride";
-            count = triplet_count(start, end, stride);
+            count = caf_triplet_len(start, end, stride);
             break;
         case ARR_SINGLE: break;
         case ARR_VECTOR: return "a vector subscript on an array component of fixed shape";
         default: return "an open-ended reference to an array of fixed shape";
         }
         w->disp += start * item;
-        if (ref->u.a.mode[j] != ARR_SINGLE) {
-            if (w->rs.rank >= CAF_MAX_DIMS)
-                return "more than 15 dimensions";
-            w->rs.n[w->rs.rank] = count;
-            w->rs.sm[w->rs.rank] = stride * item;
-            w->rs.rank++;
-        }
-        w->rs.count *= count;
+        const char *why = add_dim(w, ref->u.a.mode[j], count, stride * item);
+        if (why != NULL)
+            return why;
     }
     w->static_type = ref->u.a.static_array_type;
     return NULL;

@@ -466,14 +466,6 @@ static int vector_index(const struct caf_vector *v, size_t k, ptrdiff_t *idx)
     return 0;
 }
 
-/* Elements of lo:hi:st (st != 0), in unsigned arithmetic: a garbled triplet must not overflow. */
-static size_t triplet_len(ptrdiff_t lo, ptrdiff_t hi, ptrdiff_t st)
-{
-    if (st > 0)
-        return hi >= lo ? ((size_t)hi - (size_t)lo) / (size_t)st + 1 : 0;
-    return lo >= hi ? ((size_t)lo - (size_t)hi) / ((size_t)0 - (size_t)st) + 1 : 0;
-}
-
 static void vsec_free(vsec_t *v)
 {
     free(v->mem);
@@ -500,7 +492,7 @@ static const char *vsec_shape(const caf_desc_t *d, const struct caf_vector *vec,
             return "a zero stride (which is also how an empty vector subscript may look: gfortran "
                    "12 passes it as a triplet made of the vector's pointer)";
         v->n[j] = vec[j].nvec > 0 ? vec[j].nvec
-                                  : triplet_len(vec[j].u.triplet.lower_bound,
+                                  : caf_triplet_len(vec[j].u.triplet.lower_bound,
                                                 vec[j].u.triplet.upper_bound,
                                                 vec[j].u.triplet.stride);
         /* An element count no memory could hold is a reference gfortran passed wrongly (an

@@ -79,14 +79,19 @@ int caf_team_sync(caf_team_t *t)
     }
     if (t->size == 1)
         return rmx_sync_memory(c);
-    int *others = malloc((size_t)(t->size - 1) * sizeof(int));
+    return caf_team_sync_others(t);
+}
+
+int caf_team_sync_others(caf_team_t *t)
+{
+    int *others = malloc((size_t)(t->size > 1 ? t->size - 1 : 1) * sizeof(int));
     if (others == NULL)
         return RMX_ERR_NOMEM;
     int k = 0;
     for (int i = 0; i < t->size; i++)
         if (i != t->me)
             others[k++] = t->ranks[i];
-    int rc = rmx_sync_images(c, others, k);
+    int rc = rmx_sync_images(caf_ctx(), others, k);
     free(others);
     return rc;
 }
