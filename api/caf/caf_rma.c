@@ -224,15 +224,15 @@ int caf_transfer(caf_token_t *t, int put, void *local, const caf_section_t *ls, 
 /* ---------------------------------------------------------------- type conversion */
 /* Intrinsic assignment between numeric types and kinds, as gfortran does it in one image: integer
  * and logical kinds 1, 2, 4, 8, 16; real and complex kinds 4, 8, 10 (x87 extended, 16 bytes of
- * storage) and 16 (IEEE binary128, _Float128 on x86_64).  A value goes through the widest type of
- * its class: __int128 for integers, _Float128 for reals (every float, double and long double is
+ * storage) and 16 (IEEE binary128, __float128 on x86_64).  A value goes through the widest type of
+ * its class: __int128 for integers, __float128 for reals (every float, double and long double is
  * exact in it, so a real is rounded once, to the destination kind).  Real to integer truncates
  * toward zero (INT); complex to real or integer takes the real part; logical takes any nonzero
  * as .true. and stores 1. */
 typedef struct value {
     int is_int;
     __int128 i;
-    _Float128 re, im; /* reals and complexes (im 0 for reals) */
+    __float128 re, im; /* reals and complexes (im 0 for reals) */
 } value_t;
 
 /* Elements may sit at any byte offset of a derived type or a packed buffer: copy, never cast. */
@@ -252,29 +252,29 @@ static int load_int(const void *p, int kind, __int128 *i)
 }
 
 /* One real of the given kind at p (p + the real's storage size: the imaginary part). */
-static int load_real(const void *p, int kind, _Float128 *x)
+static int load_real(const void *p, int kind, __float128 *x)
 {
     switch (kind) {
     case 4: LOAD(float, p, x); return 1;
     case 8: LOAD(double, p, x); return 1;
     case 10: LOAD(long double, p, x); return 1;
-    case 16: LOAD(_Float128, p, x); return 1;
+    case 16: LOAD(__float128, p, x); return 1;
     }
     return 0;
 }
 
-static int store_real(void *p, int kind, _Float128 x)
+static int store_real(void *p, int kind, __float128 x)
 {
     switch (kind) {
     case 4: STORE(float, p, x); return 1;
     case 8: STORE(double, p, x); return 1;
     case 10: STORE(long double, p, x); return 1;
-    case 16: STORE(_Float128, p, x); return 1;
+    case 16: STORE(__float128, p, x); return 1;
     }
     return 0;
 }
 
-/* An integer into a real kind, rounded once (through _Float128 an __int128 beyond 2^113 would be
+/* An integer into a real kind, rounded once (through __float128 an __int128 beyond 2^113 would be
  * rounded twice). */
 static int store_real_int(void *p, int kind, __int128 i)
 {
@@ -282,7 +282,7 @@ static int store_real_int(void *p, int kind, __int128 i)
     case 4: STORE(float, p, i); return 1;
     case 8: STORE(double, p, i); return 1;
     case 10: STORE(long double, p, i); return 1;
-    case 16: STORE(_Float128, p, i); return 1;
+    case 16: STORE(__float128, p, i); return 1;
     }
     return 0;
 }
