@@ -323,10 +323,16 @@ static int create_control_block(rmx_ctx_t *ctx, int local_rc)
     ctx->images_sent = calloc((size_t)ctx->size, sizeof(*ctx->images_sent));
     if (rc == RMX_OK && (ctx->ctrl_remote == NULL || ctx->images_sent == NULL))
         rc = RMX_ERR_NOMEM;
+    /* The window exchange area travels with it (exchange.c): one bootstrap exchange for both.
+     * Whether there is one depends on the job's size alone, so every rank whose part exists
+     * publishes the same number of regions (a failed one publishes only its status). */
+    rmx_region_t blocks[2] = {{ctx->ctrl_memh, ctx->ctrl, ctx->ctrl_len, ctx->ctrl_remote}};
+    int rc2 = rc == RMX_OK ? rmx_xchg_area_map(ctx, &blocks[1]) : RMX_OK;
+    rc = rc != RMX_OK ? rc : rc2;
+    int n = blocks[1].memh != NULL ? 2 : 1;
     /* Every control block is zeroed before anyone may bump a counter in it: the exchange's
      * agreement is the barrier. */
-    rmx_region_t block = {ctx->ctrl_memh, ctx->ctrl, ctx->ctrl_len, ctx->ctrl_remote};
-    return rmx_exchange_regions(ctx, rc, &block, 1);
+    return rmx_exchange_regions(ctx, rc, blocks, n);
 }
 
 static void flush_live_peers(rmx_ctx_t *ctx)
@@ -371,6 +377,10 @@ static int release_context(rmx_ctx_t *ctx, int boot_open, int finalizing)
     }
     if (ctx->ctrl_remote != NULL)
         rmx_remote_release(ctx, ctx->ctrl_remote);
+    if (ctx->xchg_remote != NULL)
+        rmx_remote_release(ctx, ctx->xchg_remote);
+    free(ctx->xchg_remote);
+    ctx->xchg_remote = NULL;
     free(ctx->ctrl_remote);
     free(ctx->images_sent);
     ctx->ctrl_remote = NULL;
@@ -394,7 +404,10 @@ static int release_context(rmx_ctx_t *ctx, int boot_open, int finalizing)
     ctx->peers = NULL;
     if (ctx->ctrl_memh != NULL)
         rmx_ucx_mem_unmap(&ctx->ucx, ctx->ctrl_memh);
-    ctx->ctrl_memh = NULL;
+    if (ctx->xchg_memh != NULL) /* like the control block: peers may write it until now */
+        rmx_ucx_mem_unmap(&ctx->ucx, ctx->xchg_memh);
+    ctx->ctrl_memh = ctx->xchg_memh = NULL;
+    ctx->xchg = NULL;
     pthread_mutex_lock(&process_lock);
     rmx_ucx_close(&ctx->ucx);
     if (ctx->topo_held)

@@ -1,7 +1,26 @@
 /*
  * exchange.c — the variable-length allgather rmx needs at init and window creation (worker
- * addresses and packed rkeys differ in length per rank and transport), built on the bootstrap's
- * fixed-length allgather: lengths first, then the blobs padded to the longest.
+ * addresses and packed rkeys differ in length per rank and transport).
+ *
+ * At init it is built on the bootstrap's fixed-length allgather: lengths first, then the blobs
+ * padded to the longest.  Once the context is up, window creation exchanges over rmx's own
+ * endpoints instead (rmx_exchange_regions_live): every bootstrap round costs a PMIx fence under
+ * mpirun (0.3-1 ms each), while one round of UCP puts and atomics costs microseconds.
+ *
+ * The exchange area (one per rank, UCP-allocated so that shared memory reaches it one-sidedly,
+ * its rkey published at init with the control block):
+ *     [arrivals[2]: one counter per bank, on their own cache line]
+ *     [bank 0: size slots of XCHG_SLOT bytes][bank 1: the same]
+ * A slot holds its blob's length (a uint64) and the blob.  Exchange number e (counted alike on
+ * every rank, as window creation is collective) uses bank e % 2: each rank puts its slot into
+ * slot[rank] of that bank at every other rank, makes the puts complete there, and then adds 1 to
+ * that rank's arrival counter of the bank; it waits until its own counter has grown by size - 1.
+ *
+ * Why two banks suffice: a rank writes bank b of exchange e at peer p only once it has finished
+ * exchange e - 1, which needed p's arrival for e - 1; p sends that only when it begins e - 1,
+ * after it finished exchange e - 2 (bank b too), reading its bank included.  So nobody writes
+ * bank b for e while p may still read it for e - 2, and p's counter of bank b already holds
+ * every arrival of e - 2 when the first of e lands (the counts per bank never mix exchanges).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +152,41 @@ static int unpack_regions(rmx_ctx_t *ctx, int r, const char *p, size_t got,
     return RMX_OK;
 }
 
+/* Statuses first (the first agreement: every rank's part exists; they travel with the blobs),
+ * then every rank's regions unpacked here, which can fail here alone (no memory, no file
+ * descriptor for a peer's shared-memory segment): that needs the second agreement, the caller's.
+ * Blobs are at all + r * stride; one longer than limit is garbage. */
+static int take_regions(rmx_ctx_t *ctx, int local_rc, const void *all, size_t stride,
+                        size_t limit, rmx_region_t *regions, int n, int *unpacked)
+{
+    int rc = RMX_OK;
+    *unpacked = 0;
+    for (int r = 0; r < ctx->size && rc == RMX_OK; r++) {
+        size_t got;
+        const char *p = rmx_exchange_blob(all, stride, r, &got);
+        int64_t st = RMX_ERR_COLLECTIVE;
+        if (got >= sizeof(st) && got <= limit)
+            memcpy(&st, p, sizeof(st));
+        if (st != RMX_OK)
+            rc = RMX_ERR_COLLECTIVE;
+    }
+    if (local_rc != RMX_OK || rc != RMX_OK)
+        return local_rc != RMX_OK ? local_rc : rc;
+    *unpacked = 1;
+    for (int r = 0; r < ctx->size && rc == RMX_OK; r++) {
+        size_t got;
+        const char *p = rmx_exchange_blob(all, stride, r, &got);
+        rc = unpack_regions(ctx, r, p, got, regions, n);
+    }
+    return rc;
+}
+
+static void release_regions(rmx_ctx_t *ctx, rmx_region_t *regions, int n)
+{
+    for (int i = 0; i < n; i++)
+        rmx_remote_release(ctx, regions[i].remote);
+}
+
 int rmx_exchange_regions(rmx_ctx_t *ctx, int local_rc, rmx_region_t *regions, int n)
 {
     if (n > RMX_REGIONS_MAX)
@@ -146,33 +200,188 @@ int rmx_exchange_regions(rmx_ctx_t *ctx, int local_rc, rmx_region_t *regions, in
     free(blob);
     if (rc != RMX_OK)
         return local_rc != RMX_OK ? local_rc : rc;
-    /* First agreement: every rank's part exists (statuses travel with the blobs). */
-    for (int r = 0; r < ctx->size && rc == RMX_OK; r++) {
-        size_t got;
-        const char *p = rmx_exchange_blob(all, stride, r, &got);
-        int64_t st = RMX_ERR_COLLECTIVE;
-        if (got >= sizeof(st))
-            memcpy(&st, p, sizeof(st));
-        if (st != RMX_OK)
-            rc = RMX_ERR_COLLECTIVE;
-    }
-    if (local_rc != RMX_OK || rc != RMX_OK) {
-        free(all);
-        return local_rc != RMX_OK ? local_rc : rc;
-    }
-    /* Then each rank unpacks every rkey, which can fail here alone (no memory, no file
-     * descriptor for a peer's shared-memory segment): the second agreement, which is also the
-     * barrier after which peers may target the regions. */
-    for (int r = 0; r < ctx->size && rc == RMX_OK; r++) {
-        size_t got;
-        const char *p = rmx_exchange_blob(all, stride, r, &got);
-        rc = unpack_regions(ctx, r, p, got, regions, n);
-    }
+    int unpacked;
+    rc = take_regions(ctx, local_rc, all, stride, stride - sizeof(uint64_t), regions, n,
+                      &unpacked);
     free(all);
+    if (!unpacked)
+        return rc; /* every rank saw the same statuses: all return here, no agreement needed */
+    /* The second agreement, which is also the barrier after which peers may target the
+     * regions. */
     rc = rmx_agree(ctx, rc);
     if (rc != RMX_OK)
-        for (int i = 0; i < n; i++)
-            rmx_remote_release(ctx, regions[i].remote);
+        release_regions(ctx, regions, n);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- over rmx's own endpoints */
+#define XCHG_SLOT      512          /* bytes per rank and bank: a blob's length, then the blob */
+#define XCHG_HEAD      64           /* the two arrival counters, on a line of their own */
+#define XCHG_MAX_RANKS 4096         /* beyond, the area would take over 4 MiB a rank: bootstrap */
+#define XCHG_TOO_BIG   UINT64_MAX   /* a slot's length: the blob did not fit, see the bootstrap */
+
+static size_t slot_offset(const rmx_ctx_t *ctx, int bank, int r)
+{
+    return XCHG_HEAD + ((size_t)bank * (size_t)ctx->size + (size_t)r) * XCHG_SLOT;
+}
+
+int rmx_xchg_area_map(rmx_ctx_t *ctx, rmx_region_t *region)
+{
+    *region = (rmx_region_t){0};
+    if (ctx->size > XCHG_MAX_RANKS)
+        return RMX_OK;
+    size_t len = slot_offset(ctx, 2, 0);
+    ctx->xchg_remote = calloc((size_t)ctx->size, sizeof(*ctx->xchg_remote));
+    if (ctx->xchg_remote == NULL)
+        return RMX_ERR_NOMEM;
+    void *addr;
+    int rc = rmx_ucx_mem_map(&ctx->ucx, NULL, len, &ctx->xchg_memh, &addr);
+    if (rc != RMX_OK)
+        return rc;
+    memset(addr, 0, len); /* before init's agreement, after which peers may write here */
+    ctx->xchg = addr;
+    ctx->xchg_len = len;
+    *region = (rmx_region_t){ctx->xchg_memh, addr, len, ctx->xchg_remote};
+    return RMX_OK;
+}
+
+static volatile uint64_t *arrivals(rmx_ctx_t *ctx, int bank)
+{
+    return (volatile uint64_t *)ctx->xchg + bank;
+}
+
+/* Put `mine` (this rank's slot, `len` bytes) into slot[rank] of `bank` at every other rank. */
+static int put_slot(rmx_ctx_t *ctx, int bank, const char *mine, size_t len)
+{
+    rmx_ucx_dest_t few[8];
+    rmx_ucx_dest_t *ucp = ctx->size <= 8 ? few : malloc((size_t)ctx->size * sizeof(*ucp));
+    if (ucp == NULL)
+        return RMX_ERR_NOMEM;
+    int n = 0, rc = RMX_OK;
+    for (int r = 0; r < ctx->size && rc == RMX_OK; r++) {
+        if (r == ctx->rank)
+            continue;
+        const rmx_remote_t *area = &ctx->xchg_remote[r];
+        rc = rmx_ucx_put(&ctx->ucx, rmx_ep(ctx, r), rmx_am(ctx, r), mine, len,
+                         area->addr + slot_offset(ctx, bank, ctx->rank), area->rkey);
+        rc = rmx_transfer_done(ctx, r, rc);
+        /* Over rmx's active messages (tcp) the arrival that follows is applied after the put
+         * (one endpoint's messages are applied in order).  Over UCP it may travel on another
+         * transport than the put (sysv puts, posix atomics), which no fence orders: the puts
+         * complete at their targets first (tracker.c's header). */
+        if (rc == RMX_OK && rmx_am(ctx, r) == NULL)
+            ucp[n++] = rmx_dest(ctx, r);
+    }
+    /* No deadline, as in every wait on another rank (sync.c's notify_complete): a timed-out
+     * flush references no memory, and is issued again. */
+    while (rc == RMX_OK && n > 0 && (rc = rmx_ucx_flush_eps(&ctx->ucx, ucp, n)) == RMX_ERR_TIMEOUT)
+        rc = RMX_OK;
+    if (ucp != few)
+        free(ucp);
+    return rc;
+}
+
+/* Add 1 to every other rank's arrival counter of `bank`.  Where the area is mapped here the add
+ * is a fetching one done in place (applied when it returns); elsewhere a non-fetching one,
+ * applied before that rank can see the exchange complete, which needs this rank's arrival: by
+ * the time the agreement that ends the exchange completes here, it has been applied everywhere
+ * (so no flush of it is needed). */
+static int notify_arrival(rmx_ctx_t *ctx, int bank)
+{
+    int rc = RMX_OK;
+    for (int r = 0; r < ctx->size && rc == RMX_OK; r++) {
+        if (r == ctx->rank)
+            continue;
+        const rmx_remote_t *area = &ctx->xchg_remote[r];
+        uint64_t one = 1, old;
+        rc = rmx_remote_amo(ctx, area, r, UCP_ATOMIC_OP_ADD, &one,
+                            area->ptr != NULL ? &old : NULL, sizeof(one),
+                            (size_t)bank * sizeof(uint64_t));
+    }
+    return rc;
+}
+
+/* One exchange through the area: this rank's blob out, every rank's in.  *bank_out: the bank
+ * holding them; *too_big: some rank's blob did not fit its slot (alike on every rank). */
+static int xchg_round(rmx_ctx_t *ctx, const char *blob, size_t len, int *bank_out, int *too_big)
+{
+    int bank = (int)((ctx->xchg_rounds[0] + ctx->xchg_rounds[1]) & 1);
+    uint64_t expect = ++ctx->xchg_rounds[bank] * (uint64_t)(ctx->size - 1);
+    char *mine = (char *)ctx->xchg + slot_offset(ctx, bank, ctx->rank);
+    uint64_t head = len <= XCHG_SLOT - sizeof(uint64_t) ? len : XCHG_TOO_BIG;
+    memcpy(mine, &head, sizeof(head));
+    if (head != XCHG_TOO_BIG && len > 0)
+        memcpy(mine + sizeof(head), blob, len);
+    size_t sent = sizeof(head) + (head != XCHG_TOO_BIG ? len : 0);
+    int rc = put_slot(ctx, bank, mine, sent);
+    if (rc == RMX_OK)
+        rc = notify_arrival(ctx, bank);
+    /* Every rank, or RMX_ERR_PEER / RMX_ERR_STOPPED when one failed or began finalize instead. */
+    if (rc == RMX_OK)
+        rc = rmx_wait_word_geq_from(ctx, arrivals(ctx, bank), expect, -1);
+    *bank_out = bank;
+    *too_big = 0;
+    for (int r = 0; r < ctx->size && rc == RMX_OK; r++) {
+        uint64_t h;
+        memcpy(&h, (char *)ctx->xchg + slot_offset(ctx, bank, r), sizeof(h));
+        *too_big |= h == XCHG_TOO_BIG;
+    }
+    return rc;
+}
+
+/* The old way, for a context without an area: the bootstrap, whose collectives wait for ever
+ * for a rank that is gone (a PMIx fence does, also under mpirun's recovery and for a rank that
+ * left through rmx_fail), so a barrier over UCP first finds a failed or stopped rank, alike on
+ * every other rank: it cannot complete unless every rank has entered it. */
+static int exchange_via_bootstrap(rmx_ctx_t *ctx, int local_rc, rmx_region_t *regions, int n)
+{
+    int rc = rmx_barrier_presence(ctx);
+    if (rc != RMX_OK)
+        return rc;
+    rc = rmx_exchange_regions(ctx, local_rc, regions, n);
+    return rc == RMX_ERR_BOOTSTRAP ? RMX_ERR_PEER : rc; /* the exchange failed: a rank is gone */
+}
+
+int rmx_exchange_regions_live(rmx_ctx_t *ctx, int local_rc, rmx_region_t *regions, int n)
+{
+    if (ctx->xchg == NULL)
+        return exchange_via_bootstrap(ctx, local_rc, regions, n);
+    if (n > RMX_REGIONS_MAX)
+        local_rc = local_rc != RMX_OK ? local_rc : RMX_ERR_ARG;
+    char *blob;
+    size_t blob_len;
+    local_rc = pack_regions(ctx, local_rc, regions, n, &blob, &blob_len);
+    int bank, too_big;
+    int rc = xchg_round(ctx, blob, blob_len, &bank, &too_big);
+    void *all = NULL;
+    const void *got = (const char *)ctx->xchg + slot_offset(ctx, bank, 0);
+    size_t stride = XCHG_SLOT;
+    /* Every rank took part in the round, so the bootstrap's exchange cannot wait for a rank
+     * that never comes (unless one dies just now, as with rmx_barrier_presence before it). */
+    if (rc == RMX_OK && too_big) {
+        rc = rmx_exchange(ctx, blob, blob_len, &all, &stride);
+        rc = rc == RMX_ERR_BOOTSTRAP ? RMX_ERR_PEER : rc;
+        got = all;
+    }
+    free(blob);
+    if (rc != RMX_OK)
+        return local_rc != RMX_OK ? local_rc : rc;
+    int unpacked;
+    rc = take_regions(ctx, local_rc, got, stride, stride - sizeof(uint64_t), regions, n,
+                      &unpacked);
+    free(all);
+    if (!unpacked)
+        return rc; /* every rank saw the same statuses: all return here */
+    /* The second agreement: every rank could unpack every rkey.  When it completes, every rank
+     * has every region, and peers may target them (they were ready before they were sent). */
+    int any_failed;
+    int rc2 = rmx_barrier_agree(ctx, rc, &any_failed);
+    if (rc2 != RMX_OK)
+        rc = rc2;
+    else if (any_failed && rc == RMX_OK)
+        rc = RMX_ERR_COLLECTIVE;
+    if (rc != RMX_OK)
+        release_regions(ctx, regions, n);
     return rc;
 }
 

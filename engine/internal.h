@@ -102,6 +102,14 @@ struct rmx_ctx {
     uint64_t term_epoch;            /* termination barriers (one per finalize) */
     uint64_t *images_sent;          /* [size] sync_images notifications sent to each rank */
 
+    /* exchange.c: the area window creation exchanges its blobs through, over rmx's own
+     * endpoints (every rank exposes one; NULL: the bootstrap carries them instead) */
+    ucp_mem_h xchg_memh;
+    void *xchg;
+    size_t xchg_len;
+    rmx_remote_t *xchg_remote;      /* [size] */
+    uint64_t xchg_rounds[2];        /* exchanges begun per bank (epoch parity) */
+
     struct rmx_win *wins;           /* open windows (finalize frees them) */
     /* Mappings of windows whose collective free failed (a rank died): a survivor that has not
      * freed the window yet may still reach them, and over tcp the target serves its gets and
@@ -281,6 +289,16 @@ typedef struct rmx_region {
 int rmx_exchange_regions(rmx_ctx_t *ctx, int local_rc, rmx_region_t *regions, int n);
 void rmx_remote_release(rmx_ctx_t *ctx, rmx_remote_t *remote);
 
+/* The exchange area of a context (exchange.c): mapped and zeroed into *region (its remote[]
+ * array allocated too), for init to publish with the control block; RMX_OK with nothing mapped
+ * when the job is too large for it (window creation then uses the bootstrap). */
+int rmx_xchg_area_map(rmx_ctx_t *ctx, rmx_region_t *region);
+/* rmx_exchange_regions' contract, for a context that is up: one allgather over rmx's own
+ * endpoints through the exchange area, then one UCP barrier that agrees (every rank could
+ * unpack every rkey).  A dead or stopped rank ends it with RMX_ERR_PEER / RMX_ERR_STOPPED on
+ * every other rank, never a hang.  A blob that does not fit its slot sends every rank through
+ * the bootstrap's exchange for that window (all alike); so does a context without an area. */
+int rmx_exchange_regions_live(rmx_ctx_t *ctx, int local_rc, rmx_region_t *regions, int n);
 /* ---- tracker.c: segment bookkeeping (see DESIGN.md "Segments and the completion tracker") */
 int rmx_tracker_create(rmx_ctx_t *ctx);
 void rmx_tracker_destroy(rmx_ctx_t *ctx);
@@ -304,6 +322,9 @@ int rmx_barrier_ucp(rmx_ctx_t *ctx, int local_rc, int *any_failed);
  * the bootstrap's exchange, which would wait for ever for a failed rank): RMX_ERR_PEER /
  * RMX_ERR_STOPPED otherwise.  Not counted in stats.barriers (the program's synchronizations). */
 int rmx_barrier_presence(rmx_ctx_t *ctx);
+/* rmx_barrier_ucp for the engine's own collectives (window creation's agreement): not counted in
+ * stats.barriers. */
+int rmx_barrier_agree(rmx_ctx_t *ctx, int local_rc, int *any_failed);
 /* finalize: tell every rank this one stopped, then wait until all have (engine/sync.c). */
 int rmx_terminate(rmx_ctx_t *ctx);
 /* finalize's last step, once every request of this rank has been answered: wait until every rank

@@ -194,17 +194,23 @@ static int barrier_on(rmx_ctx_t *ctx, size_t counters, uint64_t epoch, uint64_t 
     return rc;
 }
 
-int rmx_barrier_ucp(rmx_ctx_t *ctx, int local_rc, int *any_failed)
+int rmx_barrier_agree(rmx_ctx_t *ctx, int local_rc, int *any_failed)
 {
     uint64_t epoch = ++ctx->barrier_epoch;
     int flag = local_rc != RMX_OK;
     int rc = barrier_on(ctx, offsetof(rmx_ctrl_t, barrier), epoch, epoch, ctx->barrier_flags,
                         &flag);
-    if (rc == RMX_OK) {
-        ctx->stats.barriers++;
+    if (rc == RMX_OK)
         ctx->barriers_done++;
-    }
     *any_failed = flag;
+    return rc;
+}
+
+int rmx_barrier_ucp(rmx_ctx_t *ctx, int local_rc, int *any_failed)
+{
+    int rc = rmx_barrier_agree(ctx, local_rc, any_failed);
+    if (rc == RMX_OK)
+        ctx->stats.barriers++;
     return rc;
 }
 

@@ -129,20 +129,13 @@ static int window_part(rmx_win_t *win, void *user_base, size_t len, int allocate
 }
 
 /* Collective.  local_rc: the caller's argument checks; a rank that failed them still takes part,
- * so that every rank fails together (rmx_exchange_regions) rather than waiting for it. */
+ * so that every rank fails together (rmx_exchange_regions_live) rather than waiting for it. */
 static int window_open(rmx_ctx_t *ctx, void *user_base, size_t len, int allocate, int local_rc,
                        rmx_win_t **out)
 {
-    /* The exchange goes through the bootstrap, whose collectives wait for ever for a rank that
-     * is gone (a PMIx fence does, also under mpirun's recovery and for a rank that left through
-     * rmx_fail).  A barrier over UCP first finds a failed or stopped rank, alike on every other
-     * rank: it cannot complete unless every rank has entered it. */
-    int brc = rmx_barrier_presence(ctx);
-    if (brc != RMX_OK)
-        return brc;
     rmx_win_t *win = calloc(1, sizeof(*win));
     if (win == NULL) /* still take part, in the same exchange as the others */
-        return rmx_exchange_regions(ctx, RMX_ERR_NOMEM, NULL, 0);
+        return rmx_exchange_regions_live(ctx, RMX_ERR_NOMEM, NULL, 0);
     win->ctx = ctx;
     win->size = len;
     win->allocated = allocate;
@@ -158,11 +151,10 @@ static int window_open(rmx_ctx_t *ctx, void *user_base, size_t len, int allocate
         {win->memh, win->base, win->size, win->remote},
         {win->lock_memh, win->lock_word, lock_region_len(ctx), win->lock_remote},
     };
-    /* One exchange and its agreement; on RMX_OK every rank has the window, and nobody targeted
-     * it before (the agreement is the barrier).  On failure nobody ever will: free it now. */
-    rc = rmx_exchange_regions(ctx, rc, regions, 2);
-    if (rc == RMX_ERR_BOOTSTRAP)
-        rc = RMX_ERR_PEER; /* the exchange itself failed: a rank is gone (rmx.h, Peer failure) */
+    /* One exchange (over rmx's own endpoints) and its agreement; on RMX_OK every rank has the
+     * window, and nobody targeted it before (the agreement is the barrier).  On failure nobody
+     * ever will: free it now.  A rank that is gone: RMX_ERR_PEER (rmx.h, Peer failure). */
+    rc = rmx_exchange_regions_live(ctx, rc, regions, 2);
     if (rc != RMX_OK) {
         free_window_resources(win, 0);
         free(win);

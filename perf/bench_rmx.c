@@ -242,6 +242,20 @@ int bench_rmx_sync(perf_env_t *e, size_t len, long n)
     return RMX_OK;
 }
 
+/* ---------------------------------------------------------------- windows */
+/* A window of len bytes created and freed: the collective cost of a window's life (MPI:
+ * MPI_Win_allocate + MPI_Win_free, perf/mpi/osu_rma.c). */
+int bench_rmx_win_create(perf_env_t *e, size_t len, long n)
+{
+    for (long i = 0; i < n; i++) {
+        void *base;
+        rmx_win_t *w;
+        TRY(rmx_win_allocate(e->ctx, len, &base, &w));
+        TRY(rmx_win_free(&w));
+    }
+    return RMX_OK;
+}
+
 /* Rank 0 puts *v into every rank's share slot; after sync_all everyone reads it.  The two slots
  * alternate so a fast rank 0 cannot overwrite a value a slow rank has not read yet. */
 int perf_share_u64(perf_env_t *e, uint64_t *v)

@@ -26,6 +26,15 @@ static int sub_fits(const perf_env_t *e, size_t len)
 
 #define BODIES(name) .rmx = bench_rmx_##name, .ucp = bench_ucp_##name
 
+/* A row with no raw-UCP counterpart: its baseline column prints n/a. */
+static int no_baseline(perf_env_t *e, size_t len, long n)
+{
+    (void)e;
+    (void)len;
+    (void)n;
+    return RMX_ERR_UNSUPPORTED;
+}
+
 const perf_test_t perf_tests[] = {
     {"put_lat", "put", METRIC_LAT, 1, MiB(4), 0, 0, NULL, NULL, BODIES(put_lat),
      "one put, then completion at the target (rmx_sync_memory | ucp_ep_flush)"},
@@ -59,6 +68,9 @@ const perf_test_t perf_tests[] = {
      "blocking get of a row section (one run)"},
     {"sync_all", "sync", METRIC_LAT, 0, 0, 1, 0, NULL, NULL, BODIES(sync),
      "rmx_sync_all on every rank | the same dissemination barrier on raw UCP atomics"},
+    {"win_create", "win", METRIC_LAT, KiB(4), KiB(4), 1, 0, NULL, NULL,
+     .rmx = bench_rmx_win_create, .ucp = no_baseline,
+     "rmx_win_allocate + rmx_win_free of 4 KiB on every rank (raw UCP: n/a)"},
 };
 
 const int perf_ntests = (int)(sizeof(perf_tests) / sizeof(perf_tests[0]));

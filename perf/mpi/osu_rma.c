@@ -8,6 +8,7 @@
  *   put    MPI_Put ... MPI_Win_flush          get    MPI_Get + MPI_Win_flush (blocking)
  *   atomic MPI_Fetch_and_op / MPI_Compare_and_swap + MPI_Win_flush (old value returned)
  *   sync   MPI_Barrier
+ *   window MPI_Win_allocate + MPI_Win_free (win_create)
  * Output: "test,size,unit,value" lines (value: median of --reps), read by rmx_perf --mpi.
  * --idle-target S: the non-origin ranks sleep S seconds (no MPI calls) during each measurement
  * instead of waiting in MPI_Barrier, which shows the calls that need the target's progress (use
@@ -256,6 +257,19 @@ static int barrier(env_t *e, size_t len, long n)
     return 0;
 }
 
+/* rmx_perf's win_create: a window's collective life, created and freed. */
+static int win_create(env_t *e, size_t len, long n)
+{
+    (void)e;
+    for (long i = 0; i < n; i++) {
+        void *base;
+        MPI_Win w;
+        MPI_Win_allocate((MPI_Aint)len, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &w);
+        MPI_Win_free(&w);
+    }
+    return 0;
+}
+
 #define MiB(x) ((size_t)(x) << 20)
 #define KiB(x) ((size_t)(x) << 10)
 static const test_t tests[] = {
@@ -274,6 +288,7 @@ static const test_t tests[] = {
     {"get_col", "sub", METRIC_LAT, 8, MiB(4), 0, 0, get_col},
     {"get_row", "sub", METRIC_LAT, 8, MiB(4), 0, 0, get_row},
     {"sync_all", "sync", METRIC_LAT, 0, 0, 1, 0, barrier},
+    {"win_create", "win", METRIC_LAT, KiB(4), KiB(4), 1, 0, win_create},
 };
 #define NTESTS ((int)(sizeof(tests) / sizeof(tests[0])))
 
