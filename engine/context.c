@@ -332,7 +332,10 @@ static int create_control_block(rmx_ctx_t *ctx, int local_rc)
     int n = blocks[1].memh != NULL ? 2 : 1;
     /* Every control block is zeroed before anyone may bump a counter in it: the exchange's
      * agreement is the barrier. */
-    return rmx_exchange_regions(ctx, rc, blocks, n);
+    rc = rmx_exchange_regions(ctx, rc, blocks, n);
+    if (rc == RMX_OK && n == 2)
+        rmx_xchg_area_check(ctx);
+    return rc;
 }
 
 static void flush_live_peers(rmx_ctx_t *ctx)

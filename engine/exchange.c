@@ -215,14 +215,29 @@ int rmx_exchange_regions(rmx_ctx_t *ctx, int local_rc, rmx_region_t *regions, in
 }
 
 /* ---------------------------------------------------------------- over rmx's own endpoints */
-#define XCHG_SLOT      512          /* bytes per rank and bank: a blob's length, then the blob */
+/* Bytes per rank and bank: a blob's length, then the blob (a window's, with two packed rkeys of
+ * shared memory, is about 110).  RMX_WIN_XCHG_SLOT overrides it: a tuning knob, and how the
+ * tests send blobs through the bootstrap. */
+#define XCHG_SLOT      512
+#define XCHG_SLOT_MIN  16
+#define XCHG_SLOT_MAX  65536
 #define XCHG_HEAD      64           /* the two arrival counters, on a line of their own */
 #define XCHG_MAX_RANKS 4096         /* beyond, the area would take over 4 MiB a rank: bootstrap */
 #define XCHG_TOO_BIG   UINT64_MAX   /* a slot's length: the blob did not fit, see the bootstrap */
 
 static size_t slot_offset(const rmx_ctx_t *ctx, int bank, int r)
 {
-    return XCHG_HEAD + ((size_t)bank * (size_t)ctx->size + (size_t)r) * XCHG_SLOT;
+    return XCHG_HEAD + ((size_t)bank * (size_t)ctx->size + (size_t)r) * ctx->xchg_slot;
+}
+
+static size_t slot_bytes(void)
+{
+    const char *s = getenv("RMX_WIN_XCHG_SLOT");
+    char *end;
+    unsigned long v = s != NULL ? strtoul(s, &end, 10) : 0;
+    if (s == NULL || *s == '\0' || *end != '\0' || v < XCHG_SLOT_MIN || v > XCHG_SLOT_MAX)
+        return XCHG_SLOT;
+    return (size_t)v & ~(size_t)7; /* the next slot's length word stays aligned */
 }
 
 int rmx_xchg_area_map(rmx_ctx_t *ctx, rmx_region_t *region)
@@ -230,6 +245,7 @@ int rmx_xchg_area_map(rmx_ctx_t *ctx, rmx_region_t *region)
     *region = (rmx_region_t){0};
     if (ctx->size > XCHG_MAX_RANKS)
         return RMX_OK;
+    ctx->xchg_slot = slot_bytes();
     size_t len = slot_offset(ctx, 2, 0);
     ctx->xchg_remote = calloc((size_t)ctx->size, sizeof(*ctx->xchg_remote));
     if (ctx->xchg_remote == NULL)
@@ -243,6 +259,15 @@ int rmx_xchg_area_map(rmx_ctx_t *ctx, rmx_region_t *region)
     ctx->xchg_len = len;
     *region = (rmx_region_t){ctx->xchg_memh, addr, len, ctx->xchg_remote};
     return RMX_OK;
+}
+
+void rmx_xchg_area_check(rmx_ctx_t *ctx)
+{
+    /* A rank whose area differs from this one's sees some other length too (one length per
+     * layout): if they are not all alike, every rank finds a mismatch. */
+    for (int r = 0; ctx->xchg != NULL && r < ctx->size; r++)
+        if (ctx->xchg_remote[r].size != ctx->xchg_len)
+            ctx->xchg = NULL; /* still mapped (ctx->xchg_memh) until finalize */
 }
 
 static volatile uint64_t *arrivals(rmx_ctx_t *ctx, int bank)
@@ -308,7 +333,7 @@ static int xchg_round(rmx_ctx_t *ctx, const char *blob, size_t len, int *bank_ou
     int bank = (int)((ctx->xchg_rounds[0] + ctx->xchg_rounds[1]) & 1);
     uint64_t expect = ++ctx->xchg_rounds[bank] * (uint64_t)(ctx->size - 1);
     char *mine = (char *)ctx->xchg + slot_offset(ctx, bank, ctx->rank);
-    uint64_t head = len <= XCHG_SLOT - sizeof(uint64_t) ? len : XCHG_TOO_BIG;
+    uint64_t head = len <= ctx->xchg_slot - sizeof(uint64_t) ? len : XCHG_TOO_BIG;
     memcpy(mine, &head, sizeof(head));
     if (head != XCHG_TOO_BIG && len > 0)
         memcpy(mine + sizeof(head), blob, len);
@@ -355,7 +380,7 @@ int rmx_exchange_regions_live(rmx_ctx_t *ctx, int local_rc, rmx_region_t *region
     int rc = xchg_round(ctx, blob, blob_len, &bank, &too_big);
     void *all = NULL;
     const void *got = (const char *)ctx->xchg + slot_offset(ctx, bank, 0);
-    size_t stride = XCHG_SLOT;
+    size_t stride = ctx->xchg_slot;
     /* Every rank took part in the round, so the bootstrap's exchange cannot wait for a rank
      * that never comes (unless one dies just now, as with rmx_barrier_presence before it). */
     if (rc == RMX_OK && too_big) {

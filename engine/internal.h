@@ -108,6 +108,7 @@ struct rmx_ctx {
     void *xchg;
     size_t xchg_len;
     rmx_remote_t *xchg_remote;      /* [size] */
+    size_t xchg_slot;               /* bytes per rank and bank */
     uint64_t xchg_rounds[2];        /* exchanges begun per bank (epoch parity) */
 
     struct rmx_win *wins;           /* open windows (finalize frees them) */
@@ -293,6 +294,9 @@ void rmx_remote_release(rmx_ctx_t *ctx, rmx_remote_t *remote);
  * array allocated too), for init to publish with the control block; RMX_OK with nothing mapped
  * when the job is too large for it (window creation then uses the bootstrap). */
 int rmx_xchg_area_map(rmx_ctx_t *ctx, rmx_region_t *region);
+/* After init's exchange published it: every rank's area is laid out alike, or no rank uses its
+ * own (the same decision everywhere). */
+void rmx_xchg_area_check(rmx_ctx_t *ctx);
 /* rmx_exchange_regions' contract, for a context that is up: one allgather over rmx's own
  * endpoints through the exchange area, then one UCP barrier that agrees (every rank could
  * unpack every rkey).  A dead or stopped rank ends it with RMX_ERR_PEER / RMX_ERR_STOPPED on
