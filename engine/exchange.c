@@ -11,6 +11,7 @@
  * its rkey published at init with the control block):
  *     [arrivals[2]: one counter per bank, on their own cache line]
  *     [bank 0: size slots of XCHG_SLOT bytes][bank 1: the same]
+ *     [XCHG_LOCKS lock regions of windows: (1 + size) words each, lock.c]
  * A slot holds its blob's length (a uint64) and the blob.  Exchange number e (counted alike on
  * every rank, as window creation is collective) uses bank e % 2: each rank puts its slot into
  * slot[rank] of that bank at every other rank, makes the puts complete there, and then adds 1 to
@@ -87,6 +88,15 @@ typedef struct {
     uint64_t rkey_len;
 } region_header_t;
 
+#define RKEY_IN_AREA UINT64_MAX /* in a region header: the region is in the sender's area */
+
+/* A region inside this rank's exchange area (a window's lock region), not the area itself. */
+static int in_area(const rmx_ctx_t *ctx, const rmx_region_t *region)
+{
+    return ctx->xchg_memh != NULL && region->memh == ctx->xchg_memh &&
+           region->remote != ctx->xchg_remote;
+}
+
 /* This rank's blob: its status, then each region (only the status when it is not RMX_OK). */
 static int pack_regions(rmx_ctx_t *ctx, int local_rc, const rmx_region_t *regions, int n,
                         char **blob, size_t *blob_len)
@@ -94,7 +104,9 @@ static int pack_regions(rmx_ctx_t *ctx, int local_rc, const rmx_region_t *region
     void *rkey[RMX_REGIONS_MAX] = {NULL};
     size_t rkey_len[RMX_REGIONS_MAX] = {0}, total = sizeof(int64_t);
     for (int i = 0; i < n && local_rc == RMX_OK; i++) {
-        if (regions[i].memh != NULL)
+        if (in_area(ctx, &regions[i]))
+            ; /* its rkey went out with the area's at init */
+        else if (regions[i].memh != NULL)
             local_rc = rmx_ucx_rkey_pack(&ctx->ucx, regions[i].memh, &rkey[i], &rkey_len[i]);
         total += sizeof(region_header_t) + rkey_len[i];
     }
@@ -108,7 +120,9 @@ static int pack_regions(rmx_ctx_t *ctx, int local_rc, const rmx_region_t *region
         memcpy(p, &st, sizeof(st));
         for (size_t at = sizeof(st), i = 0; local_rc == RMX_OK && i < (size_t)n; i++) {
             region_header_t h = {.addr = (uint64_t)(uintptr_t)regions[i].addr,
-                                 .len = regions[i].len, .rkey_len = rkey_len[i]};
+                                 .len = regions[i].len,
+                                 .rkey_len = in_area(ctx, &regions[i]) ? RKEY_IN_AREA
+                                                                        : rkey_len[i]};
             memcpy(p + at, &h, sizeof(h));
             if (rkey_len[i] > 0)
                 memcpy(p + at + sizeof(h), rkey[i], rkey_len[i]);
@@ -134,13 +148,20 @@ static int unpack_regions(rmx_ctx_t *ctx, int r, const char *p, size_t got,
             return RMX_ERR_BOOTSTRAP;
         memcpy(&h, p + at, sizeof(h));
         at += sizeof(h);
-        if (got - at < h.rkey_len)
-            return RMX_ERR_BOOTSTRAP;
         rmx_remote_t *rem = &regions[i].remote[r];
         rem->addr = h.addr;
         rem->size = (size_t)h.len;
         rem->rkey = NULL;
         rem->ptr = NULL;
+        if (h.rkey_len == RKEY_IN_AREA) { /* shares r's area rkey (rmx_remote_release) */
+            if (ctx->xchg_remote == NULL || ctx->xchg_remote[r].rkey == NULL)
+                return RMX_ERR_BOOTSTRAP;
+            rem->rkey = ctx->xchg_remote[r].rkey;
+            rem->ptr = rmx_ucx_rkey_ptr(rem->rkey, h.addr);
+            continue;
+        }
+        if (got - at < h.rkey_len)
+            return RMX_ERR_BOOTSTRAP;
         if (h.rkey_len > 0) {
             int rc = rmx_ucx_rkey_unpack(rmx_ep(ctx, r), p + at, &rem->rkey);
             if (rc != RMX_OK)
@@ -222,12 +243,52 @@ int rmx_exchange_regions(rmx_ctx_t *ctx, int local_rc, rmx_region_t *regions, in
 #define XCHG_SLOT_MIN  16
 #define XCHG_SLOT_MAX  65536
 #define XCHG_HEAD      64           /* the two arrival counters, on a line of their own */
-#define XCHG_MAX_RANKS 4096         /* beyond, the area would take over 4 MiB a rank: bootstrap */
+#define XCHG_MAX_RANKS 4096         /* beyond, the area would take over 6 MiB a rank: bootstrap */
 #define XCHG_TOO_BIG   UINT64_MAX   /* a slot's length: the blob did not fit, see the bootstrap */
+/* Lock regions of windows in the area (one bit each in ctx->xchg_locks_used).  A window's own
+ * lock region cost a ucp_mem_map and its unmap (13 us of a 2-rank window's life here), a packed
+ * rkey, and one rkey unpack and destroy per peer (a shared-memory attach each); a program with
+ * more windows alive gets such regions for the rest. */
+#define XCHG_LOCKS     64
 
 static size_t slot_offset(const rmx_ctx_t *ctx, int bank, int r)
 {
     return XCHG_HEAD + ((size_t)bank * (size_t)ctx->size + (size_t)r) * ctx->xchg_slot;
+}
+
+/* Lock regions follow the banks, each on lines of its own. */
+static size_t lock_stride(const rmx_ctx_t *ctx)
+{
+    return ((1 + (size_t)ctx->size) * sizeof(uint64_t) + 63) & ~(size_t)63;
+}
+
+static size_t lock_offset(const rmx_ctx_t *ctx, int i)
+{
+    return slot_offset(ctx, 2, 0) + (size_t)i * lock_stride(ctx);
+}
+
+int rmx_xchg_lock_take(rmx_ctx_t *ctx, size_t len, uint64_t **region)
+{
+    if (ctx->xchg == NULL || len > lock_stride(ctx))
+        return -1;
+    for (unsigned k = 0; k < XCHG_LOCKS; k++) {
+        /* Round robin: a region comes back into use as late as possible. */
+        unsigned i = (ctx->xchg_lock_next + k) % XCHG_LOCKS;
+        if (ctx->xchg_locks_used & (UINT64_C(1) << i))
+            continue;
+        ctx->xchg_locks_used |= UINT64_C(1) << i;
+        ctx->xchg_lock_next = i + 1;
+        *region = (uint64_t *)((char *)ctx->xchg + lock_offset(ctx, (int)i));
+        memset(*region, 0, len); /* before the exchange that lets peers reach it */
+        return (int)i;
+    }
+    return -1;
+}
+
+void rmx_xchg_lock_give(rmx_ctx_t *ctx, int slot, int peers_may_still_access)
+{
+    if (slot >= 0 && !peers_may_still_access)
+        ctx->xchg_locks_used &= ~(UINT64_C(1) << slot);
 }
 
 static size_t slot_bytes(void)
@@ -246,7 +307,7 @@ int rmx_xchg_area_map(rmx_ctx_t *ctx, rmx_region_t *region)
     if (ctx->size > XCHG_MAX_RANKS)
         return RMX_OK;
     ctx->xchg_slot = slot_bytes();
-    size_t len = slot_offset(ctx, 2, 0);
+    size_t len = lock_offset(ctx, XCHG_LOCKS);
     ctx->xchg_remote = calloc((size_t)ctx->size, sizeof(*ctx->xchg_remote));
     if (ctx->xchg_remote == NULL)
         return RMX_ERR_NOMEM;
@@ -413,7 +474,10 @@ int rmx_exchange_regions_live(rmx_ctx_t *ctx, int local_rc, rmx_region_t *region
 void rmx_remote_release(rmx_ctx_t *ctx, rmx_remote_t *remote)
 {
     for (int r = 0; r < ctx->size; r++) {
-        if (remote[r].rkey != NULL)
+        /* a region in r's exchange area holds the area's rkey, which is the area's to destroy */
+        int shared = remote != ctx->xchg_remote && ctx->xchg_remote != NULL &&
+                     remote[r].rkey == ctx->xchg_remote[r].rkey;
+        if (remote[r].rkey != NULL && !shared)
             ucp_rkey_destroy(remote[r].rkey);
         remote[r].rkey = NULL;
     }

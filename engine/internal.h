@@ -110,6 +110,8 @@ struct rmx_ctx {
     rmx_remote_t *xchg_remote;      /* [size] */
     size_t xchg_slot;               /* bytes per rank and bank */
     uint64_t xchg_rounds[2];        /* exchanges begun per bank (epoch parity) */
+    uint64_t xchg_locks_used;       /* windows' lock regions in the area: bit i, region i taken */
+    unsigned xchg_lock_next;        /* where the search for a free one starts (round robin) */
 
     struct rmx_win *wins;           /* open windows (finalize frees them) */
     /* Mappings of windows whose collective free failed (a rank died): a survivor that has not
@@ -135,7 +137,8 @@ struct rmx_win {
     rmx_remote_t *remote;           /* [ctx->size] each rank's part */
     /* lock.c: a lock region per rank (the word, then a slot per origin), and what this rank
      * holds at each target */
-    ucp_mem_h lock_memh;
+    ucp_mem_h lock_memh;            /* NULL when the region is one of the exchange area's */
+    int lock_area_slot;             /* that region's number, or -1 */
     uint64_t *lock_word;
     rmx_remote_t *lock_remote;      /* [ctx->size] */
     uint8_t *lock_held;             /* [ctx->size] 0, RMX_LOCK_EXCLUSIVE or RMX_LOCK_SHARED */
@@ -297,7 +300,12 @@ int rmx_xchg_area_map(rmx_ctx_t *ctx, rmx_region_t *region);
 /* After init's exchange published it: every rank's area is laid out alike, or no rank uses its
  * own (the same decision everywhere). */
 void rmx_xchg_area_check(rmx_ctx_t *ctx);
-/* rmx_exchange_regions' contract, for a context that is up: one allgather over rmx's own
+/* A window's lock region (len bytes, zeroed) from the area, reached through the area's rkey
+ * that every rank holds already: no mapping, no rkey to pack or unpack.  -1 when none is free
+ * (or len too long, or no area): the window maps its own. */
+int rmx_xchg_lock_take(rmx_ctx_t *ctx, size_t len, uint64_t **region);
+/* Give it back; never (orphan) when peers may still reach it (a free that did not agree). */
+void rmx_xchg_lock_give(rmx_ctx_t *ctx, int slot, int peers_may_still_access);/* rmx_exchange_regions' contract, for a context that is up: one allgather over rmx's own
  * endpoints through the exchange area, then one UCP barrier that agrees (every rank could
  * unpack every rkey).  A dead or stopped rank ends it with RMX_ERR_PEER / RMX_ERR_STOPPED on
  * every other rank, never a hang.  A blob that does not fit its slot sends every rank through

@@ -4,7 +4,9 @@
  *
  * rmx_win_allocate lets UCP allocate (UCP_MEM_MAP_ALLOCATE) because only such memory is reached
  * truly one-sidedly over shared memory (DESIGN.md), then binds it to the caller's NUMA node.
- * Each window also carries an 8-byte lock word per rank (lock.c), in its own UCP-allocated map.
+ * Each window also carries an 8-byte lock word per rank (lock.c), with a slot per origin after it:
+ * a region of the context's exchange area (exchange.c) while one is free, else a UCP-allocated
+ * map of its own.
  *
  * Creation and free are collective, and agreed: a rank whose arguments or resources fail still
  * takes part, announcing its failure, so every rank fails together (the others with
@@ -60,7 +62,9 @@ static void free_window_resources(rmx_win_t *win, int peers_may_still_access)
     win->lock_held = NULL;
     unmap_window_part(ctx, win->memh, peers_may_still_access);
     unmap_window_part(ctx, win->lock_memh, peers_may_still_access);
+    rmx_xchg_lock_give(ctx, win->lock_area_slot, peers_may_still_access);
     win->memh = win->lock_memh = NULL;
+    win->lock_area_slot = -1;
     /* Pages rmx took for rmx_win_allocate (RMX_WIN_MEMORY_USER): kept, like the mapping, while
      * peers may still access them. */
     if (win->pages != NULL && !peers_may_still_access)
@@ -124,6 +128,10 @@ static int window_part(rmx_win_t *win, void *user_base, size_t len, int allocate
     } else {
         win->base = allocate ? NULL : user_base;
     }
+    /* The lock region: one of the exchange area's when one is free, else a mapping of its own. */
+    win->lock_area_slot = rmx_xchg_lock_take(ctx, lock_region_len(ctx), &win->lock_word);
+    if (win->lock_area_slot >= 0)
+        return RMX_OK;
     void *lock;
     rc = rmx_ucx_mem_map(&ctx->ucx, NULL, lock_region_len(ctx), &win->lock_memh, &lock);
     if (rc == RMX_OK) {
@@ -142,6 +150,7 @@ static int window_open(rmx_ctx_t *ctx, void *user_base, size_t len, int allocate
     if (win == NULL) /* still take part, in the same exchange as the others */
         return rmx_exchange_regions_live(ctx, RMX_ERR_NOMEM, NULL, 0);
     win->ctx = ctx;
+    win->lock_area_slot = -1;
     win->size = len;
     win->allocated = allocate;
     win->remote = calloc((size_t)ctx->size, sizeof(*win->remote));
@@ -152,9 +161,11 @@ static int window_open(rmx_ctx_t *ctx, void *user_base, size_t len, int allocate
         rc = RMX_ERR_NOMEM;
     if (rc == RMX_OK)
         rc = window_part(win, user_base, len, allocate);
+    /* A lock region in the exchange area is published as such (by the area's memh). */
     rmx_region_t regions[2] = {
         {win->memh, win->base, win->size, win->remote},
-        {win->lock_memh, win->lock_word, lock_region_len(ctx), win->lock_remote},
+        {win->lock_area_slot >= 0 ? ctx->xchg_memh : win->lock_memh, win->lock_word,
+         lock_region_len(ctx), win->lock_remote},
     };
     /* One exchange (over rmx's own endpoints) and its agreement; on RMX_OK every rank has the
      * window, and nobody targeted it before (the agreement is the barrier).  On failure nobody

@@ -145,6 +145,30 @@ Test(window, created_and_freed_many_times_over_tcp_3_ranks, .timeout = RMX_T(120
     run_ranks(3, rank_many_windows, (void *)&o);
 }
 
+/* More windows alive than the exchange area has lock regions (64): the rest map their own, and
+ * every lock word works; freed, the regions serve new windows. */
+static int rank_many_alive(const rmx_config_t *cfg, void *arg)
+{
+    rmx_ctx_t *ctx = open_ctx(cfg, arg);
+    enum { ALIVE = 70 };
+    static slot_t alive[ALIVE];
+    for (int round = 0; round < 2; round++) {
+        for (int w = 0; w < ALIVE; w++)
+            make_window(ctx, &alive[w], w);
+        for (int w = ALIVE - 1; w >= 0; w--)
+            use_window(ctx, &alive[w]);
+        for (int w = 0; w < ALIVE; w++)
+            RANK_OK(rmx_win_free(&alive[w].win));
+    }
+    RANK_OK(rmx_finalize(ctx));
+    return 0;
+}
+
+Test(window, more_windows_alive_than_lock_regions_in_the_area_3_ranks, .timeout = RMX_T(120))
+{
+    run_ranks(3, rank_many_alive, NULL);
+}
+
 /* No blob fits a slot of 16 bytes: every window goes through the bootstrap after the round. */
 Test(window, blobs_too_big_for_a_slot_go_through_the_bootstrap_3_ranks, .timeout = RMX_T(120))
 {
