@@ -255,6 +255,10 @@ int rmx_size(rmx_ctx_t *ctx);
 int rmx_topology_print(FILE *out);
 
 /* ---------------------------------------------------------------- windows */
+/* Creation exchanges every rank's address, size and keys in one round over rmx's own endpoints
+ * (never the bootstrap once rmx_init is done), then agrees in one barrier.  A key longer than
+ * its slot (RMX_WIN_XCHG_SLOT bytes a rank, default 512; every rank must see the same value), or
+ * a job of more than 4096 ranks, sends that creation through the bootstrap, on every rank. */
 /* Collective.  Allocates len bytes (NUMA-local, UCP-mapped so shared-memory peers reach it with no
  * target involvement), zero-filled; *base receives the local address.  len may be 0. */
 int rmx_win_allocate(rmx_ctx_t *ctx, size_t len, void **base, rmx_win_t **win);
