@@ -456,12 +456,16 @@ int rmx_exchange_regions_live(rmx_ctx_t *ctx, int local_rc, rmx_region_t *region
     rc = take_regions(ctx, local_rc, got, stride, stride - sizeof(uint64_t), regions, n,
                       &unpacked);
     free(all);
-    if (!unpacked)
-        return rc; /* every rank saw the same statuses: all return here */
     /* The second agreement: every rank could unpack every rkey.  When it completes, every rank
-     * has every region, and peers may target them (they were ready before they were sent). */
+     * has every region, and peers may target them (they were ready before they were sent).
+     * Also when a status failed, although every rank saw the same statuses: a rank that left
+     * at once could begin rmx_finalize while another still waits for an arrival in the round,
+     * which would then blame the stop (RMX_ERR_STOPPED); nobody leaves the barrier before all
+     * have entered it, and it counts stops only from ranks that had not. */
     int any_failed;
     int rc2 = rmx_barrier_agree(ctx, rc, &any_failed);
+    if (!unpacked)
+        return rc; /* a status failed: the same error everywhere, nothing unpacked */
     if (rc2 != RMX_OK)
         rc = rc2;
     else if (any_failed && rc == RMX_OK)
