@@ -1,7 +1,8 @@
 /*
  * rma.c — contiguous put and get: the origin-side checks, then the tracker (put) or the flow
  * dependency check and one blocking ucp_get_nbx (get).  The put path is inline down to the UCP
- * call for the common cases (engine/tracker.h).  A put or get to this rank itself is a local copy.
+ * call for the common cases (engine/tracker.h).  A put or get to this rank itself is a local copy,
+ * and so is one to a peer whose memory is mapped here (rmx_direct_t).
  */
 #include "tracker.h"
 
@@ -42,6 +43,13 @@ int rmx_put(rmx_win_t *win, const void *src, size_t len, int target, size_t disp
         win->ctx->stats.puts_self++;
         return self_move(win, (unsigned char *)win->base + disp, src, len, disp);
     }
+    /* A mapped target: a copy, complete at once (rmx_direct_t); nothing to track. */
+    unsigned char *mapped = win->remote[target].direct;
+    if (mapped != NULL) {
+        win->ctx->stats.direct_puts++;
+        memcpy(mapped + disp, src, len);
+        return RMX_OK;
+    }
     /* A staged put never reaches UCX, so a loop of them would never let keepalive notice a dead
      * target (see rmx_ucx_tick). */
     rmx_ucx_tick(&win->ctx->ucx);
@@ -63,8 +71,9 @@ int rmx_get(rmx_win_t *win, void *dst, size_t len, int target, size_t disp)
     ctx->stats.gets++;
     if (__builtin_expect(is_self(win, target), 0))
         return self_move(win, dst, (unsigned char *)win->base + disp, len, disp);
-    if ((rc = rmx_tracker_access(win, target, disp, len)) != RMX_OK)
+    /* Nothing is ever pending to a mapped target: its puts were copies. */
+    if (win->remote[target].direct == NULL &&
+        (rc = rmx_tracker_access(win, target, disp, len)) != RMX_OK)
         return rc;
-    ctx->stats.ucp_gets++;
     return rmx_remote_get(ctx, &win->remote[target], target, dst, len, disp);
 }

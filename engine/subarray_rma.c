@@ -133,16 +133,19 @@ static int get_sub_through_copy(rmx_win_t *win, void *dst, const rmx_sub_layout_
     return rc;
 }
 
-/* A section of this rank's own window: copied at once, piece by piece, after whatever this
- * segment still owes its bytes (as rma.c does for contiguous transfers to self: program order on
- * one's own image).  The sides do not share bytes here (self_sections_overlap went first). */
-static int self_sub_copy(rmx_win_t *win, unsigned char *buf, const rmx_sub_layout_t *L,
-                         size_t disp, const rmx_sub_layout_t *R, int put)
+/* A section of memory this rank reaches with loads and stores: its own window part (`mine` is
+ * win->base), or a peer's mapped here (rmx_direct_t).  Copied at once, piece by piece, after
+ * whatever this segment still owes its bytes (as rma.c does for contiguous transfers to self:
+ * program order on one's own image; to a mapped peer nothing is ever owed).  The sides do not
+ * share bytes here (self_sections_overlap went first). */
+static int mapped_sub_copy(rmx_win_t *win, int target, unsigned char *mapped, unsigned char *buf,
+                           const rmx_sub_layout_t *L, size_t disp, const rmx_sub_layout_t *R,
+                           int put)
 {
-    int rc = rmx_tracker_access(win, win->ctx->rank, disp + R->lo, R->hi - R->lo);
+    int rc = rmx_tracker_access(win, target, disp + R->lo, R->hi - R->lo);
     if (rc != RMX_OK)
         return rc;
-    unsigned char *mine = (unsigned char *)win->base + disp;
+    unsigned char *mine = mapped + disp;
     rmx_sub_walk_t w;
     rmx_sub_walk_init(&w, L, R);
     size_t roff, rlen, loff, len;
@@ -171,7 +174,12 @@ int rmx_put_sub(rmx_win_t *win, const void *src, const rmx_sub_t *local, int tar
     win->ctx->stats.puts++;
     if (target == win->ctx->rank) {
         win->ctx->stats.puts_self++;
-        return self_sub_copy(win, (unsigned char *)src, &L, disp, &R, 1);
+        return mapped_sub_copy(win, target, win->base, (unsigned char *)src, &L, disp, &R, 1);
+    }
+    if (win->remote[target].direct != NULL) {
+        win->ctx->stats.direct_puts++;
+        return mapped_sub_copy(win, target, win->remote[target].direct, (unsigned char *)src, &L,
+                               disp, &R, 1);
     }
     const unsigned char *from = src;
     rmx_sub_walk_t w;
@@ -325,7 +333,11 @@ int rmx_get_sub(rmx_win_t *win, void *dst, const rmx_sub_t *local, int target, s
     rmx_ctx_t *ctx = win->ctx;
     ctx->stats.gets++;
     if (target == ctx->rank)
-        return self_sub_copy(win, dst, &L, disp, &R, 0);
+        return mapped_sub_copy(win, target, win->base, dst, &L, disp, &R, 0);
+    if (win->remote[target].direct != NULL) {
+        ctx->stats.direct_gets++;
+        return mapped_sub_copy(win, target, win->remote[target].direct, dst, &L, disp, &R, 0);
+    }
     if ((rc = rmx_tracker_access(win, target, disp + R.lo, R.hi - R.lo)) != RMX_OK)
         return rc;
     if (rmx_ep(ctx, target) == NULL)
@@ -342,8 +354,8 @@ int rmx_get_sub(rmx_win_t *win, void *dst, const rmx_sub_t *local, int target, s
     st.cap = 0;
     size_t roff, rlen, loff, len;
     while (rc == RMX_OK && rmx_sub_walk_next_run(&w, &roff, &rlen)) {
-        ctx->stats.ucp_gets++;
         if (rmx_sub_walk_run_is_one_piece(&w, &loff)) {
+            ctx->stats.ucp_gets++;
             rc = batch_get(&b, to + loff, rlen, raddr + roff);
             continue;
         }
