@@ -232,6 +232,7 @@ static inline int rmx_remote_get(rmx_ctx_t *ctx, const rmx_remote_t *remote, int
 {
     if (remote->direct != NULL) {
         ctx->stats.direct_gets++;
+        rmx_ucx_tick(&ctx->ucx); /* keepalive, as for puts (rma.h) */
         memcpy(dst, remote->direct + disp, len);
         return RMX_OK;
     }
@@ -289,6 +290,7 @@ rmx_remote_amo(rmx_ctx_t *ctx, const rmx_remote_t *remote, int target, ucp_atomi
         if (__builtin_expect(ctx->peers[target].failed, 0))
             return RMX_ERR_PEER; /* as a UCP atomic to it would: its memory is no one's now */
         ctx->stats.direct_amos++;
+        rmx_ucx_tick(&ctx->ucx); /* keepalive, as for puts (rma.h) */
         if (size == 4)
             rmx_direct_amo32((uint32_t *)(void *)(remote->direct + disp), op, operand, reply);
         else
