@@ -102,15 +102,17 @@ int rmx_sub_layout(const rmx_sub_t *s, rmx_sub_layout_t *out)
         run *= fastest_dim(s, i++)->count;
     out->run_elems = run;
     out->run_bytes = run * s->elem_size;
-    out->nruns = nelem / run;
+    size_t nruns = 1; /* nelem / run, without a 64-bit division per call */
     for (; i < s->rank; i++) {
         const rmx_sub_dim_t *d = fastest_dim(s, i);
         if (d->count == 1)
             continue; /* walks nowhere */
+        nruns *= d->count;
         out->count[out->nouter] = d->count;
         out->step[out->nouter] = d->stride * pitch[i];
         out->nouter++;
     }
+    out->nruns = nruns;
     return RMX_OK;
 }
 
