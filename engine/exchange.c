@@ -153,11 +153,13 @@ static int unpack_regions(rmx_ctx_t *ctx, int r, const char *p, size_t got,
         rem->size = (size_t)h.len;
         rem->rkey = NULL;
         rem->ptr = NULL;
+        rem->direct = NULL;
         if (h.rkey_len == RKEY_IN_AREA) { /* shares r's area rkey (rmx_remote_release) */
             if (ctx->xchg_remote == NULL || ctx->xchg_remote[r].rkey == NULL)
                 return RMX_ERR_BOOTSTRAP;
             rem->rkey = ctx->xchg_remote[r].rkey;
             rem->ptr = rmx_ucx_rkey_ptr(rem->rkey, h.addr);
+            rem->direct = ctx->direct ? rem->ptr : NULL; /* as for any region (below) */
             continue;
         }
         if (got - at < h.rkey_len)
@@ -167,6 +169,7 @@ static int unpack_regions(rmx_ctx_t *ctx, int r, const char *p, size_t got,
             if (rc != RMX_OK)
                 return rc;
             rem->ptr = rmx_ucx_rkey_ptr(rem->rkey, h.addr);
+            rem->direct = ctx->direct ? rem->ptr : NULL;
         }
         at += h.rkey_len;
     }

@@ -32,7 +32,8 @@
  *
  * Completion: a fetching atomic is complete at the target when it returns (the reply came back).
  * A non-fetching one is only locally complete, so one endpoint flush per call finishes them:
- * a later get or atomic from this rank then sees the update whatever lanes UCP picks.
+ * a later get or atomic from this rank then sees the update whatever lanes UCP picks.  A CPU
+ * atomic on a mapped target (rmx_direct_t, rmx_remote_amo) is complete when done.
  */
 #include "internal.h"
 #include "tracker.h"
@@ -281,6 +282,7 @@ typedef struct rmw_site {
     rmx_dtype_t dt;
     size_t size;
     int unflushed;    /* non-fetching atomics issued, not yet complete at the target */
+    int direct;       /* CPU atomics on the mapped target: complete when done */
 } rmw_site_t;
 
 /* One native UCP atomic on element i.  reply NULL: no fetch.  CSWAP: *reply is the new value in,
@@ -297,7 +299,7 @@ RMW_INLINE int amo(rmw_site_t *s, int i, ucp_atomic_op_t op, uint64_t value, uin
     } else {
         rc = rmx_remote_amo(s->ctx, s->remote, s->target, op, &value, reply, 8, disp);
     }
-    if (reply == NULL)
+    if (reply == NULL && !s->direct)
         s->unflushed = 1;
     return rc;
 }
@@ -400,7 +402,8 @@ RMW_INLINE int site_open(rmw_site_t *s, rmx_win_t *win, rmx_dtype_t dt, int coun
 {
     rmx_ctx_t *ctx = win->ctx;
     *s = (rmw_site_t){.ctx = ctx, .remote = &win->remote[target], .target = target,
-                      .disp = disp, .dt = dt, .size = dtypes[dt].size};
+                      .disp = disp, .dt = dt, .size = dtypes[dt].size,
+                      .direct = rmx_remote_amo_direct(ctx, &win->remote[target])};
     ctx->stats.atomics++;
     /* An atomic on bytes an earlier put of this segment wrote must see that put. */
     return rmx_tracker_access(win, target, disp, (size_t)count * s->size);

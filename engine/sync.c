@@ -216,13 +216,8 @@ int rmx_barrier_ucp(rmx_ctx_t *ctx, int local_rc, int *any_failed)
 
 int rmx_barrier_presence(rmx_ctx_t *ctx)
 {
-    uint64_t epoch = ++ctx->barrier_epoch;
-    int flag = 0; /* the flags' bookkeeping per round stays the same on every rank */
-    int rc = barrier_on(ctx, offsetof(rmx_ctrl_t, barrier), epoch, epoch, ctx->barrier_flags,
-                        &flag);
-    if (rc == RMX_OK)
-        ctx->barriers_done++;
-    return rc;
+    int any_failed; /* the flags' bookkeeping per round stays the same on every rank */
+    return rmx_barrier_agree(ctx, RMX_OK, &any_failed);
 }
 
 /* Add value at `offset` of the control block of every rank not known to have failed, then see
@@ -345,11 +340,17 @@ int rmx_sync_memory(rmx_ctx_t *ctx)
     int rc = rmx_ctx_check(ctx);
     if (rc != RMX_OK)
         return rc;
-    /* Also with nothing outstanding: `while (flag != v) rmx_sync_memory(ctx);` is how a coarray
-     * program waits, and without the agent (RMX_PROGRESS=none) this is where the flag arrives.
+    /* Also with nothing outstanding (every put direct, or none): `while (flag != v)
+     * rmx_sync_memory(ctx);` is how a coarray program waits, and without the agent
+     * (RMX_PROGRESS=none) this is where the flag arrives.  Once in RMX_UCX_QUIET_PROGRESS calls:
+     * a progress call on every one cost more than a direct put and its completion together.
      * With something outstanding the completion progresses (or needed no progress at all). */
-    if (!rmx_tracker_pending(ctx))
-        (void)rmx_ucx_progress(&ctx->ucx);
+    /* Direct puts are plain stores: ordered before whatever synchronizes next (free on x86). */
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    if (!rmx_tracker_pending(ctx)) {
+        rmx_ucx_tick(&ctx->ucx);
+        return RMX_OK;
+    }
     return rmx_tracker_complete(ctx, -1);
 }
 
