@@ -415,7 +415,9 @@ static int release_context(rmx_ctx_t *ctx, int boot_open, int finalizing)
     if (ctx->xchg_remote != NULL)
         rmx_remote_release(ctx, ctx->xchg_remote);
     free(ctx->xchg_remote);
+    free(ctx->xchg_agreed);
     ctx->xchg_remote = NULL;
+    ctx->xchg_agreed = NULL;
     free(ctx->ctrl_remote);
     free(ctx->images_sent);
     ctx->ctrl_remote = NULL;

@@ -10,12 +10,14 @@
  * The exchange area (one per rank, UCP-allocated so that shared memory reaches it one-sidedly,
  * its rkey published at init with the control block):
  *     [arrivals[2]: one counter per bank, on their own cache line]
+ *     [agreed[size]: each rank's agreement word (agree_round), padded to a line]
  *     [bank 0: size slots of XCHG_SLOT bytes][bank 1: the same]
  *     [XCHG_LOCKS lock regions of windows: (1 + size) words each, lock.c]
  * A slot holds its blob's length (a uint64) and the blob.  Exchange number e (counted alike on
  * every rank, as window creation is collective) uses bank e % 2: each rank puts its slot into
  * slot[rank] of that bank at every other rank, makes the puts complete there, and then adds 1 to
  * that rank's arrival counter of the bank; it waits until its own counter has grown by size - 1.
+ * Then every rank unpacks every rkey and the ranks agree (agree_round), all to all.
  *
  * Why two banks suffice: a rank writes bank b of exchange e at peer p only once it has finished
  * exchange e - 1, which needed p's arrival for e - 1; p sends that only when it begins e - 1,
@@ -245,7 +247,10 @@ int rmx_exchange_regions(rmx_ctx_t *ctx, int local_rc, rmx_region_t *regions, in
 #define XCHG_SLOT      512
 #define XCHG_SLOT_MIN  16
 #define XCHG_SLOT_MAX  65536
-#define XCHG_HEAD      64           /* the two arrival counters, on a line of their own */
+#define XCHG_COUNTERS  64           /* the two arrival counters, on a line of their own */
+/* What a rank adds to its agreement word at every other rank: 1, plus this when its part of the
+ * exchange failed (it unpacked not every region). */
+#define XCHG_AGREE_FAIL (UINT64_C(1) << 40)
 #define XCHG_MAX_RANKS 4096         /* beyond, the area would take over 6 MiB a rank: bootstrap */
 #define XCHG_TOO_BIG   UINT64_MAX   /* a slot's length: the blob did not fit, see the bootstrap */
 /* Lock regions of windows in the area (one bit each in ctx->xchg_locks_used).  A window's own
@@ -254,9 +259,16 @@ int rmx_exchange_regions(rmx_ctx_t *ctx, int local_rc, rmx_region_t *regions, in
  * more windows alive gets such regions for the rest. */
 #define XCHG_LOCKS     64
 
+/* Rank r's agreement word, after the counters: r adds to it at every rank (agree_round). */
+static size_t agree_offset(int r)
+{
+    return XCHG_COUNTERS + (size_t)r * sizeof(uint64_t);
+}
+
 static size_t slot_offset(const rmx_ctx_t *ctx, int bank, int r)
 {
-    return XCHG_HEAD + ((size_t)bank * (size_t)ctx->size + (size_t)r) * ctx->xchg_slot;
+    size_t head = (agree_offset(ctx->size) + 63) & ~(size_t)63;
+    return head + ((size_t)bank * (size_t)ctx->size + (size_t)r) * ctx->xchg_slot;
 }
 
 /* Lock regions follow the banks, each on lines of its own. */
@@ -312,7 +324,8 @@ int rmx_xchg_area_map(rmx_ctx_t *ctx, rmx_region_t *region)
     ctx->xchg_slot = slot_bytes();
     size_t len = lock_offset(ctx, XCHG_LOCKS);
     ctx->xchg_remote = calloc((size_t)ctx->size, sizeof(*ctx->xchg_remote));
-    if (ctx->xchg_remote == NULL)
+    ctx->xchg_agreed = calloc((size_t)ctx->size, sizeof(*ctx->xchg_agreed));
+    if (ctx->xchg_remote == NULL || ctx->xchg_agreed == NULL)
         return RMX_ERR_NOMEM;
     void *addr;
     int rc = rmx_ucx_mem_map(&ctx->ucx, NULL, len, &ctx->xchg_memh, &addr);
@@ -418,6 +431,43 @@ static int xchg_round(rmx_ctx_t *ctx, const char *blob, size_t len, int *bank_ou
     return rc;
 }
 
+/* The second agreement, all to all: this rank adds 1 (plus XCHG_AGREE_FAIL when local_rc failed)
+ * to its word at every other rank, then waits for every other rank's word here to have moved,
+ * and *any_failed says whether one moved by more than 1.  One atomic per peer and one wait,
+ * where the dissemination barrier (rmx_barrier_agree) took log2(size) rounds each with a flush,
+ * a round trip through the peer's progress agent over tcp.
+ * Each wait is on that rank alone, and a rank's stop or failure ends it only while its word has
+ * not moved: a rank that agreed, returned and began rmx_finalize (or rmx_fail) before a slower
+ * one's word reached us is no cause for an error.  A word moves once per exchange: a rank
+ * cannot add for exchange e + 1 before it has this rank's arrival of e + 1 (the round). */
+static int agree_round(rmx_ctx_t *ctx, int local_rc, int *any_failed)
+{
+    uint64_t add = 1 + (local_rc != RMX_OK ? XCHG_AGREE_FAIL : 0);
+    int rc = RMX_OK;
+    *any_failed = local_rc != RMX_OK;
+    for (int r = 0; r < ctx->size && rc == RMX_OK; r++) {
+        if (r == ctx->rank)
+            continue;
+        const rmx_remote_t *area = &ctx->xchg_remote[r];
+        uint64_t old;
+        rc = rmx_remote_amo(ctx, area, r, UCP_ATOMIC_OP_ADD, &add,
+                            area->ptr != NULL ? &old : NULL, sizeof(add),
+                            agree_offset(ctx->rank));
+    }
+    for (int r = 0; r < ctx->size && rc == RMX_OK; r++) {
+        if (r == ctx->rank)
+            continue;
+        volatile uint64_t *w = (volatile uint64_t *)((char *)ctx->xchg + agree_offset(r));
+        rc = rmx_wait_word_geq_from(ctx, w, ctx->xchg_agreed[r] + 1, r);
+        if (rc != RMX_OK)
+            break;
+        uint64_t v = __atomic_load_n(w, __ATOMIC_ACQUIRE);
+        *any_failed |= v - ctx->xchg_agreed[r] != 1;
+        ctx->xchg_agreed[r] = v;
+    }
+    return rc;
+}
+
 /* The old way, for a context without an area: the bootstrap, whose collectives wait for ever
  * for a rank that is gone (a PMIx fence does, also under mpirun's recovery and for a rank that
  * left through rmx_fail), so a barrier over UCP first finds a failed or stopped rank, alike on
@@ -463,10 +513,10 @@ int rmx_exchange_regions_live(rmx_ctx_t *ctx, int local_rc, rmx_region_t *region
      * has every region, and peers may target them (they were ready before they were sent).
      * Also when a status failed, although every rank saw the same statuses: a rank that left
      * at once could begin rmx_finalize while another still waits for an arrival in the round,
-     * which would then blame the stop (RMX_ERR_STOPPED); nobody leaves the barrier before all
-     * have entered it, and it counts stops only from ranks that had not. */
+     * which would then blame the stop (RMX_ERR_STOPPED); nobody leaves the agreement before
+     * every other rank has finished the round. */
     int any_failed;
-    int rc2 = rmx_barrier_agree(ctx, rc, &any_failed);
+    int rc2 = agree_round(ctx, rc, &any_failed);
     if (!unpacked)
         return rc; /* a status failed: the same error everywhere, nothing unpacked */
     if (rc2 != RMX_OK)

@@ -113,6 +113,7 @@ struct rmx_ctx {
     rmx_remote_t *xchg_remote;      /* [size] */
     size_t xchg_slot;               /* bytes per rank and bank */
     uint64_t xchg_rounds[2];        /* exchanges begun per bank (epoch parity) */
+    uint64_t *xchg_agreed;          /* [size] the agreement word last seen from each rank */
     uint64_t xchg_locks_used;       /* windows' lock regions in the area: bit i, region i taken */
     unsigned xchg_lock_next;        /* where the search for a free one starts (round robin) */
 

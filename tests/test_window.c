@@ -275,6 +275,13 @@ static int rank_dies_during_creation(const rmx_config_t *cfg, void *arg)
     RANK_ASSERT(win == NULL && base == NULL);
     RANK_ASSERT(took < 4 * PEER_TIMEOUT_S + 2, "the error came after %.1f s", took);
     RANK_RC(RMX_ERR_PEER, rmx_win_allocate(ctx, 64, &base, &win)); /* and stays */
+    /* No survivor stops while another may still wait in its creation: that one would report
+     * the stop (RMX_ERR_STOPPED, also right) if it saw it before it learnt of the death. */
+    int survivors[8], ns = 0;
+    for (int r = 0; r < rmx_size(ctx); r++)
+        if (r != VICTIM && r != me)
+            survivors[ns++] = r;
+    RANK_OK(rmx_sync_images(ctx, survivors, ns));
     (void)rmx_finalize(ctx);
     return 0;
 }
