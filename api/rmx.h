@@ -385,6 +385,10 @@ typedef struct rmx_stats {
     uint64_t cas_retries;                  /* failed CAS attempts in emulated atomics    */
     uint64_t lock_retries;                 /* back-off rounds while a lock was contended */
     uint64_t barriers;                     /* rmx_sync_all barriers completed            */
+    /* Strided sections over rmx's active messages (tcp): short runs carried many to a message,
+     * each message also counted as one of ucp_puts / ucp_gets. */
+    uint64_t packed_msgs;                  /* packed messages sent (puts and gets)        */
+    uint64_t packed_runs;                  /* remote runs they carried                   */
     /* The progress agent (rmx_progress_t), since init (rmx_stats_reset leaves these): */
     uint64_t agent_wakeups;                /* times it woke up to serve requests         */
     uint64_t agent_cpu_ns;                 /* CPU time it used (ns)                      */

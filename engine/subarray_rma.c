@@ -159,6 +159,128 @@ static int self_sub_copy(rmx_win_t *win, unsigned char *buf, const rmx_sub_layou
     return RMX_OK;
 }
 
+/* One remote run, the usual way: straight from local memory when one piece covers it, else
+ * gathered into staging first. */
+static int put_run(rmx_win_t *win, const unsigned char *from, rmx_sub_walk_t *w, size_t rlen,
+                   int target, size_t rdisp, stage_t *st)
+{
+    size_t loff, len;
+    if (rmx_sub_walk_run_is_one_piece(w, &loff))
+        return rmx_tracker_put(win, from + loff, rlen, target, rdisp);
+    unsigned char *buf = stage_get(st, rlen);
+    if (buf == NULL)
+        return RMX_ERR_NOMEM;
+    size_t at = 0;
+    while (rmx_sub_walk_next_piece(w, &loff, &len)) {
+        memcpy(buf + at, from + loff, len);
+        at += len;
+    }
+    return rmx_tracker_put(win, buf, rlen, target, rdisp);
+}
+
+/* ---------------------------------------------------------------- packed runs (active messages)
+ * Where rmx's own active messages carry RMA (tcp), the runs of at most PACK_RUN_MAX bytes go
+ * packed, many to a message (ucx.h rmx_am_pack_t): a put's runs with their bytes, unpacked by
+ * the target's handler (its progress agent when it is busy outside rmx) and acknowledged once;
+ * a get's run list, answered with the bytes back to back and scattered here.  A pack holds
+ * consecutive runs of the walk: a longer run closes it and goes the usual way. */
+#define PACK_RUN_MAX 1024
+/* Packed gets in flight at once, each answer in a buffer of its own. */
+#define PACKS_IN_FLIGHT 4
+
+typedef struct packer {
+    rmx_win_t *win;
+    int target;
+    size_t lo, hi;          /* window bytes the pack's runs lie in (a put's, for the tracker) */
+    rmx_am_pack_t *pk;
+} packer_t;
+
+static int packer_open(packer_t *p, rmx_win_t *win, int target)
+{
+    p->win = win;
+    p->target = target;
+    p->pk = malloc(sizeof(*p->pk));
+    if (p->pk == NULL)
+        return RMX_ERR_NOMEM;
+    rmx_am_pack_reset(p->pk, win->remote[target].addr, win->remote[target].size);
+    return RMX_OK;
+}
+
+/* Room in the pack for the run [off, off+len) (with its bytes: a put): where they go, or NULL
+ * when the pack must go first. */
+static unsigned char *packer_add(packer_t *p, size_t off, size_t len, int put)
+{
+    unsigned char *at = rmx_am_pack_add(p->pk, off, len, put);
+    if (at != NULL) {
+        int first = p->pk->nruns == 1;
+        p->lo = first || off < p->lo ? off : p->lo;
+        p->hi = first || off + len > p->hi ? off + len : p->hi;
+    }
+    return at;
+}
+
+static int send_put_pack(void *arg)
+{
+    packer_t *p = arg;
+    rmx_ctx_t *ctx = p->win->ctx;
+    return rmx_am_put_packed(&ctx->ucx, rmx_am(ctx, p->target), p->pk);
+}
+
+/* The runs packed so far go out: in one message, tracked as one put of the bytes they span; a
+ * single run as the usual put (which may then coalesce with its neighbours). */
+static int put_pack_flush(packer_t *p)
+{
+    rmx_am_pack_t *pk = p->pk;
+    rmx_ctx_t *ctx = p->win->ctx;
+    int rc = RMX_OK;
+    if (pk->nruns == 1) {
+        rc = rmx_tracker_put(p->win, pk->body + sizeof(rmx_am_run_t), pk->bytes, p->target,
+                             pk->first);
+    } else if (pk->nruns > 1) {
+        ctx->stats.ucp_puts++;
+        ctx->stats.packed_msgs++;
+        ctx->stats.packed_runs += pk->nruns;
+        rc = rmx_tracker_put_span(p->win, p->target, p->lo, p->hi, send_put_pack, p);
+    }
+    rmx_am_pack_reset(pk, pk->base, pk->span);
+    return rc;
+}
+
+static int put_sub_packed(rmx_win_t *win, const unsigned char *from, const rmx_sub_layout_t *L,
+                          const rmx_sub_layout_t *R, int target, size_t disp)
+{
+    packer_t p;
+    int rc = packer_open(&p, win, target);
+    if (rc != RMX_OK)
+        return rc;
+    rmx_sub_walk_t w;
+    rmx_sub_walk_init(&w, L, R);
+    stage_t st;
+    st.heap = NULL;
+    st.cap = 0;
+    size_t roff, rlen, loff, len;
+    while (rc == RMX_OK && rmx_sub_walk_next_run(&w, &roff, &rlen)) {
+        if (rlen > PACK_RUN_MAX) {
+            if ((rc = put_pack_flush(&p)) == RMX_OK)
+                rc = put_run(win, from, &w, rlen, target, disp + roff, &st);
+            continue;
+        }
+        unsigned char *at = packer_add(&p, disp + roff, rlen, 1);
+        if (at == NULL && (rc = put_pack_flush(&p)) == RMX_OK &&
+            (at = packer_add(&p, disp + roff, rlen, 1)) == NULL)
+            rc = RMX_ERR_TRANSPORT; /* cannot be: an empty pack holds any run this short */
+        while (rc == RMX_OK && rmx_sub_walk_next_piece(&w, &loff, &len)) {
+            memcpy(at, from + loff, len);
+            at += len;
+        }
+    }
+    if (rc == RMX_OK)
+        rc = put_pack_flush(&p);
+    free(st.heap);
+    free(p.pk);
+    return rc;
+}
+
 int rmx_put_sub(rmx_win_t *win, const void *src, const rmx_sub_t *local, int target,
                 size_t disp, const rmx_sub_t *remote)
 {
@@ -174,29 +296,16 @@ int rmx_put_sub(rmx_win_t *win, const void *src, const rmx_sub_t *local, int tar
         return self_sub_copy(win, (unsigned char *)src, &L, disp, &R, 1);
     }
     const unsigned char *from = src;
+    if (rmx_am(win->ctx, target) != NULL)
+        return put_sub_packed(win, from, &L, &R, target, disp);
     rmx_sub_walk_t w;
     rmx_sub_walk_init(&w, &L, &R);
     stage_t st;
     st.heap = NULL;
     st.cap = 0;
-    size_t roff, rlen, loff, len;
-    while (rc == RMX_OK && rmx_sub_walk_next_run(&w, &roff, &rlen)) {
-        if (rmx_sub_walk_run_is_one_piece(&w, &loff)) {
-            rc = rmx_tracker_put(win, from + loff, rlen, target, disp + roff);
-            continue;
-        }
-        unsigned char *buf = stage_get(&st, rlen);
-        if (buf == NULL) {
-            rc = RMX_ERR_NOMEM;
-            break;
-        }
-        size_t at = 0;
-        while (rmx_sub_walk_next_piece(&w, &loff, &len)) {
-            memcpy(buf + at, from + loff, len);
-            at += len;
-        }
-        rc = rmx_tracker_put(win, buf, rlen, target, disp + roff);
-    }
+    size_t roff, rlen;
+    while (rc == RMX_OK && rmx_sub_walk_next_run(&w, &roff, &rlen))
+        rc = put_run(win, from, &w, rlen, target, disp + roff, &st);
     free(st.heap);
     return rc;
 }
@@ -214,6 +323,7 @@ int rmx_put_sub(rmx_win_t *win, const void *src, const rmx_sub_t *local, int tar
  * drops it once given up: no landing buffer. */
 typedef struct get_batch {
     rmx_ctx_t *ctx;
+    rmx_win_t *win;
     int target;
     ucp_ep_h ep;
     rmx_am_peer_t *am;
@@ -313,6 +423,151 @@ static int batch_get(get_batch_t *b, unsigned char *dst, size_t len, uint64_t ra
     return RMX_OK;
 }
 
+/* One remote run, the usual way: straight into local memory when one piece covers it (in the
+ * batch), else read whole into staging and scattered. */
+static int get_run(get_batch_t *b, const rmx_remote_t *rem, unsigned char *to, rmx_sub_walk_t *w,
+                   size_t rlen, size_t rdisp, stage_t *st)
+{
+    size_t loff, len;
+    b->ctx->stats.ucp_gets++;
+    if (rmx_sub_walk_run_is_one_piece(w, &loff))
+        return batch_get(b, to + loff, rlen, rem->addr + rdisp);
+    /* Several local pieces (the landing buffer may be used for the run: the batch completes
+     * first). */
+    unsigned char *buf = stage_get(st, rlen);
+    if (buf == NULL)
+        return RMX_ERR_NOMEM;
+    int rc = batch_complete(b);
+    if (rc != RMX_OK || (rc = rmx_remote_get(b->ctx, rem, b->target, buf, rlen, rdisp)) != RMX_OK)
+        return rc;
+    size_t at = 0;
+    while (rmx_sub_walk_next_piece(w, &loff, &len)) {
+        memcpy(to + loff, buf + at, len);
+        at += len;
+    }
+    return RMX_OK;
+}
+
+/* The packed gets of one rmx_get_sub in flight: each one's answer, and the walk at its first
+ * run (its pieces not yet taken), from which the answer is scattered. */
+typedef struct get_packs {
+    packer_t p;
+    unsigned char *to;
+    int n;
+    uint64_t token[PACKS_IN_FLIGHT];
+    uint32_t nruns[PACKS_IN_FLIGHT];
+    rmx_sub_walk_t at[PACKS_IN_FLIGHT];
+    unsigned char *answer[PACKS_IN_FLIGHT]; /* [RMX_AM_PACK_MAX] each, allocated at first use */
+    rmx_sub_walk_t start;  /* the walk at the first run of the pack being built */
+} get_packs_t;
+
+/* An answer into the caller's buffer: the pack's runs, each over its local pieces. */
+static void scatter(unsigned char *to, rmx_sub_walk_t *w, uint32_t nruns, const unsigned char *a)
+{
+    size_t roff, rlen, loff, len;
+    for (uint32_t i = 0; i < nruns; i++) {
+        if (i > 0 && !rmx_sub_walk_next_run(w, &roff, &rlen))
+            return;
+        while (rmx_sub_walk_next_piece(w, &loff, &len)) {
+            memcpy(to + loff, a, len);
+            a += len;
+        }
+    }
+}
+
+/* Wait for every packed get in flight and scatter the answers; after a failure the rest are
+ * given up (their answers dropped). */
+static int packs_complete(get_packs_t *g)
+{
+    rmx_ucx_t *u = &g->p.win->ctx->ucx;
+    int rc = RMX_OK;
+    for (int i = 0; i < g->n; i++) {
+        if (rc != RMX_OK) {
+            rmx_am_abandon(u, g->token[i]);
+            continue;
+        }
+        if ((rc = rmx_am_wait(u, g->token[i])) == RMX_OK)
+            scatter(g->to, &g->at[i], g->nruns[i], g->answer[i]);
+    }
+    g->n = 0;
+    return rc;
+}
+
+/* The run list packed so far goes out as one packed get. */
+static int get_pack_flush(get_packs_t *g)
+{
+    rmx_am_pack_t *pk = g->p.pk;
+    if (pk->nruns == 0)
+        return RMX_OK;
+    int rc;
+    if (g->n == PACKS_IN_FLIGHT && (rc = packs_complete(g)) != RMX_OK)
+        return rc;
+    int i = g->n, target = g->p.target;
+    if (g->answer[i] == NULL && (g->answer[i] = malloc(RMX_AM_PACK_MAX)) == NULL)
+        return RMX_ERR_NOMEM;
+    rmx_ctx_t *ctx = g->p.win->ctx;
+    ctx->stats.ucp_gets++;
+    ctx->stats.packed_msgs++;
+    ctx->stats.packed_runs += pk->nruns;
+    rc = rmx_am_get_packed_start(&ctx->ucx, rmx_am(ctx, target), pk, g->answer[i], &g->token[i]);
+    if ((rc = rmx_transfer_done(ctx, target, rc)) != RMX_OK)
+        return rc;
+    g->nruns[i] = pk->nruns;
+    g->at[i] = g->start;
+    g->n++;
+    rmx_am_pack_reset(pk, pk->base, pk->span);
+    return RMX_OK;
+}
+
+/* Add the current run (the walk is at its start) to the packed gets. */
+static int get_pack_add(get_packs_t *g, const rmx_sub_walk_t *w, size_t off, size_t len)
+{
+    int rc;
+    if (packer_add(&g->p, off, len, 0) == NULL) {
+        if ((rc = get_pack_flush(g)) != RMX_OK)
+            return rc;
+        if (packer_add(&g->p, off, len, 0) == NULL)
+            return RMX_ERR_TRANSPORT; /* cannot be: an empty pack holds any run this short */
+    }
+    if (g->p.pk->nruns == 1)
+        g->start = *w;
+    return RMX_OK;
+}
+
+static int get_sub_packed(get_batch_t *b, const rmx_remote_t *rem, unsigned char *to,
+                          const rmx_sub_layout_t *L, const rmx_sub_layout_t *R, size_t disp)
+{
+    get_packs_t g;
+    g.to = to;
+    g.n = 0;
+    memset(g.answer, 0, sizeof(g.answer));
+    int rc = packer_open(&g.p, b->win, b->target);
+    if (rc != RMX_OK)
+        return rc;
+    rmx_sub_walk_t w;
+    rmx_sub_walk_init(&w, L, R);
+    stage_t st;
+    st.heap = NULL;
+    st.cap = 0;
+    size_t roff, rlen;
+    while (rc == RMX_OK && rmx_sub_walk_next_run(&w, &roff, &rlen)) {
+        if (rlen > PACK_RUN_MAX) {
+            if ((rc = get_pack_flush(&g)) == RMX_OK)
+                rc = get_run(b, rem, to, &w, rlen, disp + roff, &st);
+        } else {
+            rc = get_pack_add(&g, &w, disp + roff, rlen);
+        }
+    }
+    if (rc == RMX_OK)
+        rc = get_pack_flush(&g);
+    int rc2 = packs_complete(&g), rc3 = batch_complete(b);
+    for (int i = 0; i < PACKS_IN_FLIGHT; i++)
+        free(g.answer[i]);
+    free(st.heap);
+    free(g.p.pk);
+    return rc != RMX_OK ? rc : rc2 != RMX_OK ? rc2 : rc3;
+}
+
 int rmx_get_sub(rmx_win_t *win, void *dst, const rmx_sub_t *local, int target, size_t disp,
                 const rmx_sub_t *remote)
 {
@@ -332,37 +587,18 @@ int rmx_get_sub(rmx_win_t *win, void *dst, const rmx_sub_t *local, int target, s
         return RMX_ERR_PEER;
     unsigned char *to = dst;
     const rmx_remote_t *rem = &win->remote[target];
-    uint64_t raddr = rem->addr + disp;
-    get_batch_t b = {.ctx = ctx, .target = target, .ep = rmx_ep(ctx, target),
+    get_batch_t b = {.ctx = ctx, .win = win, .target = target, .ep = rmx_ep(ctx, target),
                      .am = rmx_am(ctx, target), .rkey = rem->rkey, .in_place = rem->ptr != NULL};
+    if (b.am != NULL)
+        return get_sub_packed(&b, rem, to, &L, &R, disp);
     rmx_sub_walk_t w;
     rmx_sub_walk_init(&w, &L, &R);
     stage_t st;
     st.heap = NULL;
     st.cap = 0;
-    size_t roff, rlen, loff, len;
-    while (rc == RMX_OK && rmx_sub_walk_next_run(&w, &roff, &rlen)) {
-        ctx->stats.ucp_gets++;
-        if (rmx_sub_walk_run_is_one_piece(&w, &loff)) {
-            rc = batch_get(&b, to + loff, rlen, raddr + roff);
-            continue;
-        }
-        /* Several local pieces: read the run whole, then scatter it (the landing buffer may be
-         * used for it, so the batch completes first). */
-        unsigned char *buf = stage_get(&st, rlen);
-        if (buf == NULL) {
-            rc = RMX_ERR_NOMEM;
-            break;
-        }
-        if ((rc = batch_complete(&b)) != RMX_OK ||
-            (rc = rmx_remote_get(ctx, rem, target, buf, rlen, disp + roff)) != RMX_OK)
-            break;
-        size_t at = 0;
-        while (rmx_sub_walk_next_piece(&w, &loff, &len)) {
-            memcpy(to + loff, buf + at, len);
-            at += len;
-        }
-    }
+    size_t roff, rlen;
+    while (rc == RMX_OK && rmx_sub_walk_next_run(&w, &roff, &rlen))
+        rc = get_run(&b, rem, to, &w, rlen, disp + roff, &st);
     int rc2 = batch_complete(&b);
     free(st.heap);
     return rc != RMX_OK ? rc : rc2;

@@ -148,8 +148,70 @@ int rmx_am_get_start(rmx_ucx_t *u, rmx_am_peer_t *am, void *dst, size_t len, uin
  * Either way it has let go: a later answer is dropped. */
 int rmx_am_wait(rmx_ucx_t *u, uint64_t token);
 void rmx_am_abandon(rmx_ucx_t *u, uint64_t token);
+/* Packed runs: many short runs of one window at one peer in one message each way (a strided
+ * section's small runs; engine/subarray_rma.c fills the pack, am_rma.c sends it and its handlers
+ * apply it at the target).  The body is a sequence of records, a run header
+ * (rmx_am_run_t: offset from `first`, length) followed, for a put, by the run's bytes; a packed
+ * get's body holds the headers alone, and its answer is the runs' bytes back to back.  The
+ * target checks the whole body before it writes or reads anything: every record inside the body,
+ * exactly nruns of them, every run inside the window [0, span) the origin names, a get's bytes
+ * as declared; it rejects anything else (a put: RMX_ERR_TRANSPORT at the origin's next flush; a
+ * get: from its wait).  Bounded: body and a get's answer at most RMX_AM_PACK_MAX bytes. */
+#define RMX_AM_PACK_MAX (16u << 10)
+typedef struct rmx_am_run {
+    uint32_t off, len;      /* bytes from the window's offset `first` */
+} rmx_am_run_t;
+typedef struct rmx_am_pack {
+    uint64_t base, span;    /* the window at the target: its address and size */
+    uint64_t first;         /* window offset the runs' offsets count from (the first run's) */
+    uint32_t nruns;
+    size_t len;             /* body bytes used */
+    size_t bytes;           /* run bytes (a get's answer) */
+    unsigned char body[RMX_AM_PACK_MAX];
+} rmx_am_pack_t;
+
+/* An empty pack for the window [base, base+span) at the target. */
+static inline void rmx_am_pack_reset(rmx_am_pack_t *pk, uint64_t base, uint64_t span)
+{
+    pk->base = base;
+    pk->span = span;
+    pk->nruns = 0;
+    pk->len = 0;
+    pk->bytes = 0;
+}
+
+/* Add the run [off, off+len) of the window, with room for its bytes when `data` (a put): where
+ * they go in the body, or NULL when the pack has no room for it (send it, reset, add again).  A
+ * run longer than RMX_AM_PACK_MAX - sizeof(rmx_am_run_t) never fits. */
+static inline unsigned char *rmx_am_pack_add(rmx_am_pack_t *pk, uint64_t off, size_t len,
+                                             int data)
+{
+    if (pk->nruns == 0)
+        pk->first = off;
+    size_t need = sizeof(rmx_am_run_t) + (data ? len : 0);
+    if (len > RMX_AM_PACK_MAX || off < pk->first || off - pk->first > UINT32_MAX - len ||
+        need > RMX_AM_PACK_MAX - pk->len || (!data && len > RMX_AM_PACK_MAX - pk->bytes))
+        return NULL;
+    rmx_am_run_t r = {.off = (uint32_t)(off - pk->first), .len = (uint32_t)len};
+    memcpy(pk->body + pk->len, &r, sizeof(r));
+    pk->len += need;
+    pk->bytes += len;
+    pk->nruns++;
+    return pk->body + pk->len - len;
+}
+
+/* Send a packed put (its body holds the bytes): returns once the body may be reused; complete
+ * at the target with the next flush, ordered with every other put to the peer as issued.
+ * RMX_ERR_TIMEOUT: as rmx_ucx_put's (the endpoint was force-closed: the caller forgets it). */
+int rmx_am_put_packed(rmx_ucx_t *u, rmx_am_peer_t *am, const rmx_am_pack_t *pk);
+/* A packed get left in flight: its answer (pk->bytes, the runs back to back) goes to dst.  The
+ * pack may be reused on return.  Ended by exactly one rmx_am_wait or rmx_am_abandon; timeouts
+ * as rmx_am_put_packed's. */
+int rmx_am_get_packed_start(rmx_ucx_t *u, rmx_am_peer_t *am, const rmx_am_pack_t *pk, void *dst,
+                            uint64_t *token);
 /* Every put and atomic sent to am[0..n) applied at its target; RMX_ERR_PEER for a peer that
- * failed, RMX_ERR_TIMEOUT after timeout_s. */
+ * failed, RMX_ERR_TIMEOUT after timeout_s, RMX_ERR_TRANSPORT when the target rejected a packed
+ * put since the last flush. */
 int rmx_am_flush(rmx_ucx_t *u, rmx_am_peer_t *const *am, int n);
 /* The same for every peer, passing over those that failed (as UCP's worker flush). */
 int rmx_am_flush_all(rmx_ucx_t *u);
