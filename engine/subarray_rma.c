@@ -184,7 +184,7 @@ static int put_run(rmx_win_t *win, const unsigned char *from, rmx_sub_walk_t *w,
  * the target's handler (its progress agent when it is busy outside rmx) and acknowledged once;
  * a get's run list, answered with the bytes back to back and scattered here.  A pack holds
  * consecutive runs of the walk: a longer run closes it and goes the usual way. */
-#define PACK_RUN_MAX 1024
+#define PACK_RUN_MAX (RMX_AM_PACK_MAX / 4) /* a message holds at least 3 such runs */
 /* Packed gets in flight at once, each answer in a buffer of its own. */
 #define PACKS_IN_FLIGHT 4
 

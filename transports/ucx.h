@@ -157,7 +157,7 @@ void rmx_am_abandon(rmx_ucx_t *u, uint64_t token);
  * exactly nruns of them, every run inside the window [0, span) the origin names, a get's bytes
  * as declared; it rejects anything else (a put: RMX_ERR_TRANSPORT at the origin's next flush; a
  * get: from its wait).  Bounded: body and a get's answer at most RMX_AM_PACK_MAX bytes. */
-#define RMX_AM_PACK_MAX (16u << 10)
+#define RMX_AM_PACK_MAX (32u << 10)
 typedef struct rmx_am_run {
     uint32_t off, len;      /* bytes from the window's offset `first` */
 } rmx_am_run_t;
