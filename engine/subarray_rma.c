@@ -235,7 +235,7 @@ static int put_pack_flush(packer_t *p)
     int rc = RMX_OK;
     if (pk->nruns == 1) {
         rc = rmx_tracker_put(p->win, pk->body + sizeof(rmx_am_run_t), pk->bytes, p->target,
-                             pk->first);
+                             pk->first); /* the one record's bytes */
     } else if (pk->nruns > 1) {
         ctx->stats.ucp_puts++;
         ctx->stats.packed_msgs++;

@@ -78,47 +78,66 @@ static size_t ref_offsets(const rmx_sub_t *s, size_t *out, size_t cap)
     return n;
 }
 
-/* The maximal remote runs (consecutive elements at adjacent bytes merged), their lengths. */
-static size_t ref_runs(const size_t *off, size_t n, size_t elem, size_t *len)
+/* The maximal remote runs (consecutive elements at adjacent bytes merged): their offsets and
+ * lengths. */
+static size_t ref_runs(const size_t *off, size_t n, size_t elem, size_t *at, size_t *len)
 {
     size_t k = 0;
     for (size_t e = 0; e < n; e++) {
-        if (k > 0 && off[e] == off[e - 1] + elem)
+        if (k > 0 && off[e] == off[e - 1] + elem) {
             len[k - 1] += elem;
-        else
+        } else {
+            at[k] = off[e];
             len[k++] = elem;
+        }
     }
     return k;
 }
 
 /* What the packer sends for these runs: messages and the runs they carry.  A pack holds
- * consecutive runs of at most RUN_MAX bytes, a put's with their bytes (record: header + bytes),
- * a get's as headers (its answer at most RMX_AM_PACK_MAX bytes); a longer run closes the pack.
- * A put's pack of one run goes as a plain put, a get's is still a packed get. */
+ * consecutive runs of at most RUN_MAX bytes as records (ucx.h: runs of one length at a constant
+ * pitch share one), a put's with their bytes, a get's answer at most RMX_AM_PACK_MAX bytes; a
+ * longer run closes the pack.  A put's pack of one run goes as a plain put, a get's is still a
+ * packed get. */
 typedef struct { uint64_t msgs, runs; } packs_t;
 
-static packs_t model_packs(const size_t *len, size_t k, int put)
+static packs_t model_packs(const size_t *at, const size_t *len, size_t k, int put)
 {
     packs_t t = {0, 0};
-    size_t n = 0, body = 0, bytes = 0;
+    size_t n = 0, body = 0, bytes = 0, r_off = 0, r_len = 0, r_count = 0, r_pitch = 0;
 #define CLOSE()                                                                            \
     do {                                                                                   \
         if (n > (put ? 1u : 0u)) {                                                         \
             t.msgs++;                                                                      \
             t.runs += n;                                                                   \
         }                                                                                  \
-        n = body = bytes = 0;                                                              \
+        n = body = bytes = r_count = 0;                                                    \
     } while (0)
     for (size_t i = 0; i < k; i++) {
         if (len[i] > RUN_MAX) {
             CLOSE();
             continue;
         }
-        size_t rec = sizeof(rmx_am_run_t) + (put ? len[i] : 0);
-        if (body + rec > RMX_AM_PACK_MAX || (!put && bytes + len[i] > RMX_AM_PACK_MAX))
+        size_t data = put ? len[i] : 0;
+        int cont = r_count > 0 && len[i] == r_len &&
+                   (r_count == 1 ? at[i] >= r_off + r_len : at[i] == r_off + r_count * r_pitch);
+        size_t need = data + (cont ? 0 : sizeof(rmx_am_run_t));
+        if (body + need > RMX_AM_PACK_MAX || (!put && bytes + len[i] > RMX_AM_PACK_MAX)) {
             CLOSE();
+            cont = 0;
+            need = data + sizeof(rmx_am_run_t);
+        }
+        if (cont) {
+            if (r_count == 1)
+                r_pitch = at[i] - r_off;
+            r_count++;
+        } else {
+            r_off = at[i];
+            r_len = len[i];
+            r_count = 1;
+        }
         n++;
-        body += rec;
+        body += need;
         bytes += len[i];
     }
     CLOSE();
@@ -162,9 +181,9 @@ static shape_t spaced(size_t len, size_t n, size_t disp)
 static int make_shapes(shape_t *s)
 {
     int n = 0;
-    /* columns, and run counts at the splitting boundaries: a put message holds
-     * RMX_AM_PACK_MAX / 16 records of 8 B runs, a get message RMX_AM_PACK_MAX / 8 runs */
-    const size_t put_per = RMX_AM_PACK_MAX / (sizeof(rmx_am_run_t) + 8);
+    /* columns, and run counts at the splitting boundaries: a put message holds one record and
+     * the bytes of (RMX_AM_PACK_MAX - 16) / 8 runs of 8 B, a get's answer RMX_AM_PACK_MAX / 8 */
+    const size_t put_per = (RMX_AM_PACK_MAX - sizeof(rmx_am_run_t)) / 8;
     const size_t get_per = RMX_AM_PACK_MAX / 8;
     const size_t ks[] = {2, 3, 512, put_per - 1, put_per, put_per + 1, put_per + 2, 2 * put_per,
                          2 * put_per + 1, get_per - 1, get_per, get_per + 1, 2 * get_per + 1};
@@ -222,7 +241,7 @@ static int make_shapes(shape_t *s)
 
 /* ---------------------------------------------------------------- put and get, checked */
 
-static size_t lref[MAX_ELEMS], rref[MAX_ELEMS], runlen[MAX_ELEMS];
+static size_t lref[MAX_ELEMS], rref[MAX_ELEMS], runat[MAX_ELEMS], runlen[MAX_ELEMS];
 
 static unsigned char src_byte(size_t i, int round)
 {
@@ -261,7 +280,7 @@ static int rank_shapes(const rmx_config_t *cfg, void *arg)
         const shape_t *s = &shapes[i];
         size_t n = ref_offsets(&s->l, lref, MAX_ELEMS);
         RANK_ASSERT(n > 0 && ref_offsets(&s->r, rref, MAX_ELEMS) == n, "%s", s->name);
-        size_t k = ref_runs(rref, n, s->r.elem_size, runlen), esz = s->l.elem_size;
+        size_t k = ref_runs(rref, n, s->r.elem_size, runat, runlen), esz = s->l.elem_size;
         memset(want, BG, WIN);
         for (size_t e = 0; e < n; e++)
             for (size_t b = 0; b < esz; b++)
@@ -276,7 +295,7 @@ static int rank_shapes(const rmx_config_t *cfg, void *arg)
             RANK_OK(rmx_put_sub(win, src, &s->l, 1, s->disp, &s->r));
             RANK_OK(rmx_sync_memory(ctx));
             RANK_OK(rmx_stats(ctx, &b));
-            check_packs("put", s, am, &a, &b, model_packs(runlen, k, 1));
+            check_packs("put", s, am, &a, &b, model_packs(runat, runlen, k, 1));
         }
         RANK_OK(rmx_sync_all(ctx));
         if (me == 1) {
@@ -289,7 +308,7 @@ static int rank_shapes(const rmx_config_t *cfg, void *arg)
             RANK_OK(rmx_stats(ctx, &a));
             RANK_OK(rmx_get_sub(win, dst, &s->l, 1, s->disp, &s->r));
             RANK_OK(rmx_stats(ctx, &b));
-            check_packs("get", s, am, &a, &b, model_packs(runlen, k, 0));
+            check_packs("get", s, am, &a, &b, model_packs(runat, runlen, k, 0));
             memset(want, BG, WIN);
             for (size_t e = 0; e < n; e++)
                 for (size_t b2 = 0; b2 < esz; b2++)
@@ -505,18 +524,26 @@ Test(sub_packed, puts_and_gets_around_put_sub_keep_segment_order_over_tcp_2_rank
 
 #define RWIN 4096
 
-static void put_record(rmx_am_pack_t *pk, uint32_t off, uint32_t len, int with_data,
-                       unsigned char fill)
+/* A record of count runs written as given, checked by nobody but the target. */
+static void put_runs(rmx_am_pack_t *pk, uint32_t off, uint32_t len, uint32_t count,
+                     uint32_t pitch, int with_data, unsigned char fill)
 {
-    rmx_am_run_t r = {.off = off, .len = len};
+    rmx_am_run_t r = {.off = off, .len = len, .count = count, .pitch = pitch};
     memcpy(pk->body + pk->len, &r, sizeof(r));
     pk->len += sizeof(r);
     if (with_data) {
-        memset(pk->body + pk->len, fill, len);
-        pk->len += len;
+        memset(pk->body + pk->len, fill, (size_t)len * count);
+        pk->len += (size_t)len * count;
     }
-    pk->nruns++;
-    pk->bytes += len;
+    pk->nrecs++;
+    pk->nruns += count;
+    pk->bytes += (size_t)len * count;
+}
+
+static void put_record(rmx_am_pack_t *pk, uint32_t off, uint32_t len, int with_data,
+                       unsigned char fill)
+{
+    put_runs(pk, off, len, 1, 0, with_data, fill);
 }
 
 /* A bad packed put: sent, then the flush reports the refusal. */
@@ -589,18 +616,34 @@ static int rank_refused(const rmx_config_t *cfg, void *arg)
         RESET(0); /* more runs announced than the body holds */
         put_record(pk, 0, 8, 1, 0x35);
         put_record(pk, 32, 8, 1, 0x35);
-        pk->nruns = 3;
-        refused_put(ctx, pk, "fewer records than runs");
+        pk->nrecs = 3;
+        refused_put(ctx, pk, "fewer records than announced");
         RESET(0); /* fewer: the body has bytes after the last run */
         put_record(pk, 0, 8, 1, 0x36);
         put_record(pk, 32, 8, 1, 0x36);
-        pk->nruns = 1;
-        refused_put(ctx, pk, "bytes after the last run");
+        pk->nrecs = 1;
+        refused_put(ctx, pk, "bytes after the last record");
         RESET(0); /* a run's bytes cut short by the body's end */
         put_record(pk, 0, 8, 1, 0x37);
         put_record(pk, 32, 8, 1, 0x37);
         pk->len -= 3;
         refused_put(ctx, pk, "a run cut short");
+        RESET(0); /* a progression of runs whose last one ends past the window (the first
+                   * ones inside it are not written either) */
+        put_runs(pk, 0, 8, 4, RWIN / 3, 1, 0x39);
+        refused_put(ctx, pk, "progression past the window");
+        RESET(0); /* a record of no runs, or of empty ones */
+        put_runs(pk, 0, 8, 1, 0, 1, 0x3a);
+        put_runs(pk, 64, 8, 0, 8, 1, 0x3a);
+        refused_put(ctx, pk, "record of no runs");
+        RESET(0);
+        put_runs(pk, 0, 8, 1, 0, 1, 0x3b);
+        put_runs(pk, 64, 0, 1000, 8, 1, 0x3b);
+        refused_put(ctx, pk, "record of empty runs");
+        RESET(0); /* a progression's pitch wrapping 64 bits is still past the window */
+        put_runs(pk, 0, 8, UINT32_MAX, UINT32_MAX, 0, 0x3c);
+        pk->len += 64;
+        refused_put(ctx, pk, "progression wrapping around");
         rmx_am_pack_reset(pk, UINT64_MAX - 100, 4096); /* the window wraps the address space */
         pk->first = 0;
         put_record(pk, 0, 8, 1, 0x38);
@@ -620,8 +663,14 @@ static int rank_refused(const rmx_config_t *cfg, void *arg)
         RESET(0);
         put_record(pk, 0, 8, 0, 0);
         put_record(pk, 16, 8, 0, 0);
-        pk->nruns = 3;
-        refused_get(ctx, pk, "get of more runs than listed");
+        pk->nrecs = 3;
+        refused_get(ctx, pk, "get of more records than listed");
+        RESET(0); /* a progression whose last run ends past the window */
+        put_runs(pk, 0, 8, 4, RWIN / 3, 0, 0);
+        refused_get(ctx, pk, "get of a progression past the window");
+        RESET(0); /* an answer longer than a message */
+        put_runs(pk, 0, 8, RMX_AM_PACK_MAX / 8 + 1, 0, 0, 0);
+        refused_get(ctx, pk, "get of more than a message");
         /* a good get still works, and sees the good put */
         RESET(16);
         put_record(pk, 0, 8, 0, 0);

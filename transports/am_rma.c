@@ -20,10 +20,10 @@
  *                                     peers' in-place atomics and UCX's); answered with the old
  *                                     value (REPLY) when fetching, else acknowledged (ACK)
  *   GET    {token, raddr, len}        answered with the bytes (REPLY), in chunks of AM_CHUNK
- *   PUTV   {window, first, nruns} + records (run header, bytes)...   a packed put (ucx.h
+ *   PUTV   {window, first, nrecs} + records (runs' header, bytes)...  a packed put (ucx.h
  *                                     rmx_am_pack_t): checked whole, then every run copied and
  *                                     acknowledged once (ACK), or refused whole (NACK)
- *   GETV   {token, window, first, nruns, bytes} + run headers    a packed get: answered with
+ *   GETV   {token, window, first, nrecs, bytes} + runs' headers  a packed get: answered with
  *                                     the runs' bytes back to back in one REPLY (at most
  *                                     RMX_AM_PACK_MAX), or refused (REPLY at offset REJECTED)
  *   DEAD   {rank}                     the sender has seen `rank` fail (announce); not answered
@@ -97,8 +97,8 @@ typedef struct {
 } amo_req_t;
 /* Packed runs (ucx.h rmx_am_pack_t): the window's address and size, and the offset the runs'
  * offsets count from; the runs are the message's data. */
-typedef struct { uint64_t base, span, first; uint32_t origin, nruns; } putv_req_t;
-typedef struct { uint64_t token, base, span, first, bytes; uint32_t origin, nruns; } getv_req_t;
+typedef struct { uint64_t base, span, first; uint32_t origin, nrecs; } putv_req_t;
+typedef struct { uint64_t token, base, span, first, bytes; uint32_t origin, nrecs; } getv_req_t;
 typedef struct { uint64_t token, offset; } reply_t;
 /* reply_t.offset of the answer to a packed get the target rejected: no operation's offset, so
  * the requester's wait ends with RMX_ERR_TRANSPORT (on_reply). */
@@ -424,7 +424,7 @@ int rmx_am_put_packed(rmx_ucx_t *u, rmx_am_peer_t *p, const rmx_am_pack_t *pk)
     if (!reachable(p))
         return RMX_ERR_PEER;
     putv_req_t h = {.base = pk->base, .span = pk->span, .first = pk->first,
-                    .origin = u->am->me, .nruns = pk->nruns};
+                    .origin = u->am->me, .nrecs = pk->nrecs};
     ucs_status_ptr_t r = am_send(u, p->ep, AM_PUTV, &h, sizeof(h), pk->body, pk->len,
                                  UCP_AM_SEND_FLAG_REPLY);
     if (UCS_PTR_IS_ERR(r))
@@ -447,7 +447,7 @@ int rmx_am_get_packed_start(rmx_ucx_t *u, rmx_am_peer_t *p, const rmx_am_pack_t 
     o->len = pk->bytes;
     o->hdr.getv = (getv_req_t){.token = o->token, .base = pk->base, .span = pk->span,
                                .first = pk->first, .bytes = pk->bytes, .origin = u->am->me,
-                               .nruns = pk->nruns};
+                               .nrecs = pk->nrecs};
     ucs_status_ptr_t r = am_send(u, p->ep, AM_GETV, &o->hdr.getv, sizeof(o->hdr.getv), pk->body,
                                  pk->len, UCP_AM_SEND_FLAG_REPLY);
     int rc = UCS_PTR_IS_ERR(r) ? rmx_ucx_status(UCS_PTR_STATUS(r)) : RMX_OK;
@@ -728,30 +728,36 @@ static ucs_status_t on_put(void *arg, const void *header, size_t hlen, void *dat
     return UCS_OK;
 }
 
-/* The records of a packed body (ucx.h), checked before anything is touched: exactly nruns of
- * them fill the body (with_data: each header followed by its run's bytes), and every run lies
- * inside the window [base, base+span) from offset `first`.  Their run bytes go to *bytes. */
-static int runs_check(const unsigned char *body, size_t len, uint32_t nruns, uint64_t base,
+/* The records of a packed body (ucx.h), checked before anything is touched: exactly nrecs of
+ * them fill the body (with_data: each header followed by its runs' bytes), each has a run (of
+ * at least one byte: the packer makes no empty ones, and a count of empty runs would only cost
+ * the target time), and every run lies inside the window [base, base+span) from offset `first`.  Their run bytes go
+ * to *bytes.  No sum below overflows: the fields are 32-bit, the sums 64-bit. */
+static int runs_check(const unsigned char *body, size_t len, uint32_t nrecs, uint64_t base,
                       uint64_t span, uint64_t first, int with_data, uint64_t *bytes)
 {
     if (base > UINT64_MAX - span || first > span)
         return 0;
     uint64_t room = span - first, total = 0;
     size_t at = 0;
-    for (uint32_t i = 0; i < nruns; i++) {
+    for (uint32_t i = 0; i < nrecs; i++) {
         rmx_am_run_t r;
         if (len - at < sizeof(r))
             return 0;
         memcpy(&r, body + at, sizeof(r));
         at += sizeof(r);
-        if (r.off > room || r.len > room - r.off)
+        uint64_t end = (uint64_t)r.off + (uint64_t)(r.count - 1) * r.pitch + r.len;
+        uint64_t n = (uint64_t)r.count * r.len;
+        if (r.count == 0 || r.len == 0 || end > room || n > RMX_AM_PACK_MAX)
             return 0;
         if (with_data) {
-            if (len - at < r.len)
+            if (len - at < n)
                 return 0;
-            at += r.len;
+            at += n;
         }
-        total += r.len;
+        total += n;
+        if (total > RMX_AM_PACK_MAX)
+            return 0;
     }
     *bytes = total;
     return at == len;
@@ -767,12 +773,15 @@ static void runs_copy(unsigned char *win, const unsigned char *body, size_t len,
         rmx_am_run_t r;
         memcpy(&r, body + at, sizeof(r));
         at += sizeof(r);
-        if (put) {
-            memcpy(win + r.off, body + at, r.len);
-            at += r.len;
-        } else {
-            memcpy(out, win + r.off, r.len);
-            out += r.len;
+        unsigned char *w = win + r.off;
+        for (uint32_t i = 0; i < r.count; i++, w += r.pitch) {
+            if (put) {
+                memcpy(w, body + at, r.len);
+                at += r.len;
+            } else {
+                memcpy(out, w, r.len);
+                out += r.len;
+            }
         }
     }
 }
@@ -787,7 +796,7 @@ static ucs_status_t on_putv(void *arg, const void *header, size_t hlen, void *da
     memcpy(&h, header, sizeof(h));
     if (dead_from(arg, h.origin))
         return UCS_OK;
-    if (!runs_check(data, len, h.nruns, h.base, h.span, h.first, 1, &bytes)) {
+    if (!runs_check(data, len, h.nrecs, h.base, h.span, h.first, 1, &bytes)) {
         nack(arg, param->reply_ep);
         return UCS_OK;
     }
@@ -807,8 +816,8 @@ static ucs_status_t on_getv(void *arg, const void *header, size_t hlen, void *da
     memcpy(&h, header, sizeof(h));
     if (dead_from(u, h.origin))
         return UCS_OK;
-    if (!runs_check(data, len, h.nruns, h.base, h.span, h.first, 0, &bytes) ||
-        bytes != h.bytes || bytes > RMX_AM_PACK_MAX) {
+    if (!runs_check(data, len, h.nrecs, h.base, h.span, h.first, 0, &bytes) ||
+        bytes != h.bytes) {
         reply(param->reply_ep, h.token, REJECTED, NULL, 0);
         return UCS_OK;
     }

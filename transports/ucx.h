@@ -150,21 +150,24 @@ int rmx_am_wait(rmx_ucx_t *u, uint64_t token);
 void rmx_am_abandon(rmx_ucx_t *u, uint64_t token);
 /* Packed runs: many short runs of one window at one peer in one message each way (a strided
  * section's small runs; engine/subarray_rma.c fills the pack, am_rma.c sends it and its handlers
- * apply it at the target).  The body is a sequence of records, a run header
- * (rmx_am_run_t: offset from `first`, length) followed, for a put, by the run's bytes; a packed
+ * apply it at the target).  The body is a sequence of records, each a header (rmx_am_run_t:
+ * `count` runs of `len` bytes, the i-th at offset off + i * pitch from the window's offset
+ * `first`: one record for a whole column) followed, for a put, by the runs' bytes; a packed
  * get's body holds the headers alone, and its answer is the runs' bytes back to back.  The
  * target checks the whole body before it writes or reads anything: every record inside the body,
- * exactly nruns of them, every run inside the window [0, span) the origin names, a get's bytes
- * as declared; it rejects anything else (a put: RMX_ERR_TRANSPORT at the origin's next flush; a
- * get: from its wait).  Bounded: body and a get's answer at most RMX_AM_PACK_MAX bytes. */
+ * exactly nrecs of them, each with at least one run, every run inside the window [0, span) the
+ * origin names, a get's bytes as declared; it refuses anything else (a put: RMX_ERR_TRANSPORT
+ * at the origin's next flush; a get: from its wait).  Bounded: body and a get's answer at most
+ * RMX_AM_PACK_MAX bytes (AM_CHUNK, am_rma.c: no message is larger). */
 #define RMX_AM_PACK_MAX (32u << 10)
 typedef struct rmx_am_run {
-    uint32_t off, len;      /* bytes from the window's offset `first` */
+    uint32_t off, len, count, pitch;
 } rmx_am_run_t;
 typedef struct rmx_am_pack {
     uint64_t base, span;    /* the window at the target: its address and size */
-    uint64_t first;         /* window offset the runs' offsets count from (the first run's) */
-    uint32_t nruns;
+    uint64_t first;         /* window offset the records' offsets count from (the first run's) */
+    uint32_t nrecs, nruns;  /* records in the body, runs they describe */
+    size_t last;            /* body offset of the last record's header */
     size_t len;             /* body bytes used */
     size_t bytes;           /* run bytes (a get's answer) */
     unsigned char body[RMX_AM_PACK_MAX];
@@ -175,29 +178,61 @@ static inline void rmx_am_pack_reset(rmx_am_pack_t *pk, uint64_t base, uint64_t 
 {
     pk->base = base;
     pk->span = span;
+    pk->nrecs = 0;
     pk->nruns = 0;
     pk->len = 0;
     pk->bytes = 0;
 }
 
-/* Add the run [off, off+len) of the window, with room for its bytes when `data` (a put): where
- * they go in the body, or NULL when the pack has no room for it (send it, reset, add again).  A
- * run longer than RMX_AM_PACK_MAX - sizeof(rmx_am_run_t) never fits. */
+/* The run at rel (bytes from `first`) of len bytes continues record r: the same length, and the
+ * next step of its progression (a record of one run takes its pitch from this one). */
+static inline int rmx_am_run_continues(const rmx_am_run_t *r, uint64_t rel, size_t len)
+{
+    if (r->len != len)
+        return 0;
+    if (r->count == 1)
+        return rel >= (uint64_t)r->off + len;
+    return rel == (uint64_t)r->off + (uint64_t)r->count * r->pitch;
+}
+
+/* Add the run [off, off+len) of the window (ascending: after the pack's last run), with room for
+ * its bytes when `data` (a put): where they go in the body, or NULL when the pack has no room
+ * for it (send it, reset, add again).  A run longer than RMX_AM_PACK_MAX - sizeof(rmx_am_run_t)
+ * never fits. */
 static inline unsigned char *rmx_am_pack_add(rmx_am_pack_t *pk, uint64_t off, size_t len,
                                              int data)
 {
-    if (pk->nruns == 0)
+    if (pk->nrecs == 0)
         pk->first = off;
-    size_t need = sizeof(rmx_am_run_t) + (data ? len : 0);
+    size_t bytes = data ? len : 0;
     if (len > RMX_AM_PACK_MAX || off < pk->first || off - pk->first > UINT32_MAX - len ||
-        need > RMX_AM_PACK_MAX - pk->len || (!data && len > RMX_AM_PACK_MAX - pk->bytes))
+        (!data && len > RMX_AM_PACK_MAX - pk->bytes))
         return NULL;
-    rmx_am_run_t r = {.off = (uint32_t)(off - pk->first), .len = (uint32_t)len};
+    uint64_t rel = off - pk->first;
+    rmx_am_run_t r;
+    if (pk->nrecs > 0) {
+        memcpy(&r, pk->body + pk->last, sizeof(r));
+        if (rmx_am_run_continues(&r, rel, len) && r.count < UINT32_MAX &&
+            bytes <= RMX_AM_PACK_MAX - pk->len) {
+            if (r.count == 1)
+                r.pitch = (uint32_t)(rel - r.off);
+            r.count++;
+            memcpy(pk->body + pk->last, &r, sizeof(r));
+            goto added;
+        }
+    }
+    if (sizeof(r) + bytes > RMX_AM_PACK_MAX - pk->len)
+        return NULL;
+    r = (rmx_am_run_t){.off = (uint32_t)rel, .len = (uint32_t)len, .count = 1, .pitch = 0};
+    pk->last = pk->len;
     memcpy(pk->body + pk->len, &r, sizeof(r));
-    pk->len += need;
+    pk->len += sizeof(r);
+    pk->nrecs++;
+added:
+    pk->len += bytes;
     pk->bytes += len;
     pk->nruns++;
-    return pk->body + pk->len - len;
+    return pk->body + pk->len - bytes;
 }
 
 /* Send a packed put (its body holds the bytes): returns once the body may be reused; complete
