@@ -1,22 +1,44 @@
 /*
  * subarray_rma.c — rmx_put_sub / rmx_get_sub: the origin-side checks, then one UCP operation per
- * remote run found by the walk of engine/subarray.c (DESIGN.md "Subarrays and contiguity").
+ * remote run found by the walk of engine/subarray.c (DESIGN.md "Subarrays and contiguity"), or,
+ * over rmx's active messages (tcp), the short runs packed many to a message.
  *
- * Each remote contiguous run is exactly one UCP operation.  Its local side cannot be an iovec:
- * in UCX 1.13.1 ucp_put_nbx/ucp_get_nbx take only contiguous data — ucp.h says "Only the datatype
- * ucp_dt_make_contig(1) is supported" for both, and in src/ucp/rma/rma_send.c the default (v1)
+ * Over UCP, each remote contiguous run is exactly one operation.  Its local side cannot be an
+ * iovec: in UCX 1.13.1 ucp_put_nbx/ucp_get_nbx take only contiguous data — ucp.h says "Only the
+ * datatype ucp_dt_make_contig(1) is supported" for both, and in src/ucp/rma/rma_send.c the (v1)
  * path ucp_put_nbx -> ucp_rma_nonblocking -> ucp_rma_request_init sets
  * req->send.datatype = ucp_dt_make_contig(1) whatever param->datatype says, so an IOV datatype
  * would be read as raw bytes.  So when several local pieces cover one remote run they are
  * gathered into a staging buffer first (put), or the run is read into staging and scattered (get).
  *
- * Packing many short remote runs into one active message that the target scatters was measured
- * (tests/prog_sub_bench.c) and not adopted.  It can win for runs of 8-64 B, by up to ~6x, but
- * only while the target sits in a progress loop; for runs of 512 B and more it always lost (6x to
- * over 100x); a target that computes holds the data back for the whole busy time (milliseconds
- * where per-run puts take microseconds); and a segment end would need an acknowledgement from
- * the target, since a flush completes the AM's delivery, not its handler.  Per-run puts complete
- * with no target involvement, which is the guarantee rmx makes.  Figures in the bench.
+ * Where UCP does RMA one-sidedly (shared memory) that stays so.  Where rmx's own active messages
+ * carry RMA (tcp: transports/am_rma.c, served at the target by rmx's handlers) every run would
+ * be a message the target's handler applies and, for a put, acknowledges; there the short runs
+ * travel packed instead (below): many to a message, a put's with their bytes, unpacked by the
+ * target's handler and acknowledged once; a get as one run list, answered with the bytes back
+ * to back and scattered here.  A record describes a progression of equal runs (ucx.h
+ * rmx_am_pack_t), so a column is one 16-byte record and its bytes.
+ *
+ * Packing was measured once before (tests/prog_sub_bench.c, over shared memory) and rejected:
+ * the target had to sit in a progress loop to unpack, a computing target held the data back for
+ * its whole busy time, and a segment end would have needed an acknowledgement from the target.
+ * None of that holds on the active-message route any more: the target's progress agent
+ * (transports/agent.c) serves the handlers whenever the target is busy outside rmx, every put
+ * there is already acknowledged by the handler that applied it (am_rma.c), and flushes wait for
+ * those acknowledgements; per-run messages needed the same target.  A packed put is tracked as
+ * one put of the bytes its runs span (rmx_tracker_put_span): staged puts to those bytes go out
+ * first, it is fenced after earlier puts to them, and a later get or atomic of them flushes.
+ *
+ * Measured 2026-12-03, UCX_TLS=tcp,self, 2 ranks, build/rmx_perf (a 4 KiB column: 512 runs of
+ * 8 B, against one contiguous 4 KiB put or get in the same run), median of 3, load 4-6 on the 2
+ * shared cores: before, put_col 785-1481 us vs put_lat 14-38 us (~100x), get_col 1858-2936 us
+ * vs get_lat 15-38 us; packed, put_col 16.7 us vs put_lat 21.6 us (0.8-2.2x over the runs),
+ * get_col 19.7 us vs get_lat 14.4 (1.4x).  With the target asleep (--idle-target 1: its agent
+ * wakes for every message) 4101 -> 90 us and 9584 -> 141 us.  By run length (64 KiB sections
+ * and smaller, put_sub + completion, then get_sub): packing won at every run length that leaves
+ * room for 3 runs in a 32 KiB message (at 16 runs of 8 KiB: 103 us vs 179 us per run; at 8 KiB
+ * runs and a 16 KiB message limit 150 vs 180), so runs of up to 8 KiB are packed, and messages
+ * of 32 KiB beat 8 and 16 KiB for runs of 1-4 KiB (32 x 4 KiB: 70 us vs 155 and 333).
  */
 #include <stdlib.h>
 #include "internal.h"

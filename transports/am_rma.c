@@ -731,8 +731,9 @@ static ucs_status_t on_put(void *arg, const void *header, size_t hlen, void *dat
 /* The records of a packed body (ucx.h), checked before anything is touched: exactly nrecs of
  * them fill the body (with_data: each header followed by its runs' bytes), each has a run (of
  * at least one byte: the packer makes no empty ones, and a count of empty runs would only cost
- * the target time), and every run lies inside the window [base, base+span) from offset `first`.  Their run bytes go
- * to *bytes.  No sum below overflows: the fields are 32-bit, the sums 64-bit. */
+ * the target time), and every run lies inside the window [base, base+span) from offset
+ * `first`.  Their run bytes go to *bytes.  No sum below overflows: the fields are 32-bit, the
+ * sums 64-bit. */
 static int runs_check(const unsigned char *body, size_t len, uint32_t nrecs, uint64_t base,
                       uint64_t span, uint64_t first, int with_data, uint64_t *bytes)
 {
