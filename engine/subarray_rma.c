@@ -477,23 +477,27 @@ typedef struct get_packs {
     unsigned char *to;
     int n;
     uint64_t token[PACKS_IN_FLIGHT];
-    uint32_t nruns[PACKS_IN_FLIGHT];
+    size_t bytes[PACKS_IN_FLIGHT];
     rmx_sub_walk_t at[PACKS_IN_FLIGHT];
     unsigned char *answer[PACKS_IN_FLIGHT]; /* [RMX_AM_PACK_MAX] each, allocated at first use */
     rmx_sub_walk_t start;  /* the walk at the first run of the pack being built */
 } get_packs_t;
 
-/* An answer into the caller's buffer: the pack's runs, each over its local pieces. */
-static void scatter(unsigned char *to, rmx_sub_walk_t *w, uint32_t nruns, const unsigned char *a)
+/* An answer into the caller's buffer.  The walk is at the pack's first run, its local run
+ * loaded: the answer is the section's next `bytes` bytes in element order, so it fills the local
+ * runs from there on, whatever the remote runs were (the local cursor alone is walked). */
+static void scatter(unsigned char *to, rmx_sub_walk_t *w, size_t bytes, const unsigned char *a)
 {
-    size_t roff, rlen, loff, len;
-    for (uint32_t i = 0; i < nruns; i++) {
-        if (i > 0 && !rmx_sub_walk_next_run(w, &roff, &rlen))
+    size_t off = w->loc_off, len = w->loc_left;
+    while (bytes > 0) {
+        if (len == 0 && !rmx_sub_cursor_next(&w->loc, &off, &len))
             return;
-        while (rmx_sub_walk_next_piece(w, &loff, &len)) {
-            memcpy(to + loff, a, len);
-            a += len;
-        }
+        size_t n = len < bytes ? len : bytes;
+        memcpy(to + off, a, n);
+        a += n;
+        bytes -= n;
+        off += n;
+        len -= n;
     }
 }
 
@@ -509,7 +513,7 @@ static int packs_complete(get_packs_t *g)
             continue;
         }
         if ((rc = rmx_am_wait(u, g->token[i])) == RMX_OK)
-            scatter(g->to, &g->at[i], g->nruns[i], g->answer[i]);
+            scatter(g->to, &g->at[i], g->bytes[i], g->answer[i]);
     }
     g->n = 0;
     return rc;
@@ -534,7 +538,7 @@ static int get_pack_flush(get_packs_t *g)
     rc = rmx_am_get_packed_start(&ctx->ucx, rmx_am(ctx, target), pk, g->answer[i], &g->token[i]);
     if ((rc = rmx_transfer_done(ctx, target, rc)) != RMX_OK)
         return rc;
-    g->nruns[i] = pk->nruns;
+    g->bytes[i] = pk->bytes;
     g->at[i] = g->start;
     g->n++;
     rmx_am_pack_reset(pk, pk->base, pk->span);
