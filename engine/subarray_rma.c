@@ -29,16 +29,18 @@
  * one put of the bytes its runs span (rmx_tracker_put_span): staged puts to those bytes go out
  * first, it is fenced after earlier puts to them, and a later get or atomic of them flushes.
  *
- * Measured 2026-12-03, UCX_TLS=tcp,self, 2 ranks, build/rmx_perf (a 4 KiB column: 512 runs of
- * 8 B, against one contiguous 4 KiB put or get in the same run), median of 3, load 4-6 on the 2
- * shared cores: before, put_col 785-1481 us vs put_lat 14-38 us (~100x), get_col 1858-2936 us
- * vs get_lat 15-38 us; packed, put_col 16.7 us vs put_lat 21.6 us (0.8-2.2x over the runs),
- * get_col 19.7 us vs get_lat 14.4 (1.4x).  With the target asleep (--idle-target 1: its agent
- * wakes for every message) 4101 -> 90 us and 9584 -> 141 us.  By run length (64 KiB sections
- * and smaller, put_sub + completion, then get_sub): packing won at every run length that leaves
- * room for 3 runs in a 32 KiB message (at 16 runs of 8 KiB: 103 us vs 179 us per run; at 8 KiB
- * runs and a 16 KiB message limit 150 vs 180), so runs of up to 8 KiB are packed, and messages
- * of 32 KiB beat 8 and 16 KiB for runs of 1-4 KiB (32 x 4 KiB: 70 us vs 155 and 333).
+ * Measured 2026-12-03 with build/rmx_perf, UCX_TLS=tcp,self, 2 ranks: a 4 KiB column (512 runs
+ * of 8 B) against one contiguous 4 KiB put or get in the same run, 5 runs interleaved with the
+ * build before this, load average 9.4 on the 2 shared cores, median of the per-run ratios:
+ * before, put_col/put_lat 41.8x (796 us) and get_col/get_lat 202x (3081 us); packed, 1.08x
+ * (27.6 us) and 1.22x (28.6 us).  Single rows swing between ~15 and ~150 us with the machine's
+ * scheduling, whichever the path; 6 runs at load 4.3-4.8 gave 1.46x and 2.40x (53x and 161x
+ * before).  With the target asleep between messages (--idle-target 1: its agent wakes for each)
+ * 4101 -> 90 us and 9584 -> 141 us.  By run length (64 KiB sections and smaller, put_sub +
+ * completion, then get_sub): packing won at every run length that leaves room for 3 runs in a
+ * 32 KiB message (16 runs of 8 KiB: 103 us vs 179 us per-run; 150 vs 180 with 16 KiB messages),
+ * so runs of up to 8 KiB are packed, and messages of 32 KiB beat 8 and 16 KiB for runs of 1-4 KiB
+ * (32 runs of 4 KiB: 70 us vs 155 and 333).
  */
 #include <stdlib.h>
 #include "internal.h"
