@@ -263,7 +263,8 @@ int rmx_peer_status(rmx_ctx_t *ctx, int rank);
  * rank has begun its own. */
 int rmx_fail(rmx_ctx_t *ctx);
 /* Progress: serve what peers sent to this rank (where the agent does not) and advance this rank's
- * own operations; nothing else.  Every blocking call does this too, rmx_sync_memory included. */
+ * own operations; nothing else.  Every blocking call does this too, and so does rmx_sync_memory
+ * (with nothing outstanding, once in 1024 calls). */
 int rmx_progress(rmx_ctx_t *ctx);
 /* Rank / number of ranks; negative RMX_ERR_CTX for a bad context. */
 int rmx_rank(rmx_ctx_t *ctx);
