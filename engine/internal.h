@@ -112,6 +112,8 @@ struct rmx_ctx {
     ucp_mem_h *orphans;
     int n_orphans;
     struct rmx_tracker *tracker;
+    struct rmx_sub_memo *sub_memo;  /* [2] the last local and remote section layouts (NULL
+                                     * until the first section call; subarray_rma.c) */
     int direct;                     /* copies to and from mapped peers (cfg.direct on) */
     int direct_atomics;             /* and CPU atomics on them: agreed by every rank at init */
     rmx_stats_t stats;

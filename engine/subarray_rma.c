@@ -32,8 +32,12 @@ static int check_sub_call(rmx_win_t *win, const void *buf, const rmx_sub_t *loca
     int rc = rmx_win_check(win);
     if (rc != RMX_OK)
         return rc;
-    if (rmx_sub_layout(local, L) != RMX_OK || rmx_sub_layout(remote, R) != RMX_OK ||
-        rmx_sub_match(L, R) != RMX_OK)
+    rmx_ctx_t *ctx = win->ctx;
+    if (ctx->sub_memo == NULL && (ctx->sub_memo = calloc(2, sizeof(rmx_sub_memo_t))) == NULL)
+        return RMX_ERR_NOMEM;
+    rmx_sub_memo_t *memo = ctx->sub_memo;
+    if (rmx_sub_layout_memo(&memo[0], local, L) != RMX_OK ||
+        rmx_sub_layout_memo(&memo[1], remote, R) != RMX_OK || rmx_sub_match(L, R) != RMX_OK)
         return RMX_ERR_ARG;
     if (buf == NULL && L->nelem > 0)
         return RMX_ERR_ARG;
