@@ -3,8 +3,9 @@
 #   make         build/librmx.a build/librmx.so build/rmx.pc build/rmx_perf, and `make caf`:
 #                build/libcaf_rmx.{a,so} (gfortran -fcoarray=lib runtime), build/rmxcaf + build/rmxrun
 #                (compile and run coarray programs) + tests/caf/*.f90 programs
-#   make check   build and run every test (Criterion; multi-process over real UCP), three ways:
-#                default transports, UCX_TLS=tcp,self, RMX_WIN_MEMORY=user (CHECK_WAYS= narrows it)
+#   make check   build and run every test (Criterion; multi-process over real UCP), four ways:
+#                default transports, RMX_DIRECT=0, UCX_TLS=tcp,self, RMX_WIN_MEMORY=user
+#                (CHECK_WAYS= narrows it)
 #   make perf    run the benchmark on 2 local ranks (rmx beside raw UCP)
 #   make compare rmx, raw UCP and Open MPI (perf/compare.sh) in one table
 #   make asan    the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer
@@ -144,14 +145,18 @@ $(BUILD)/obj/tests/%.o: CFLAGS_ALL += -DRMX_TEST_SRC_DIR='"$(CURDIR)/tests"'
 
 tests: $(BUILD)/rmx_tests $(PROG_BIN) caf $(CAF_OCA_PROG) $(BUILD)/rmx_perf
 
-# The whole suite three ways: default transports; tcp only (what off-node becomes without an RDMA
-# NIC: UCX serves RMA and atomics in software, so the target's progress agent is exercised); and
-# every rmx_win_allocate window of registered memory (the rmx_win_create path).
-CHECK_WAYS ?= default tcp user
+# The whole suite four ways: default transports (peers' windows reached directly with loads,
+# stores and CPU atomics: rmx_direct_t); the same through UCP (RMX_DIRECT=0); tcp only (what
+# off-node becomes without an RDMA NIC: UCX serves RMA and atomics in software, so the target's
+# progress agent is exercised); and every rmx_win_allocate window of registered memory (the
+# rmx_win_create path).  make asan runs all but the second (ASAN_WAYS).
+CHECK_WAYS ?= default ucp tcp user
+ASAN_WAYS ?= $(filter-out ucp,$(CHECK_WAYS))
 check: tests
 	@for way in $(CHECK_WAYS); do \
 	  case $$way in \
 	    default) env="" ;; \
+	    ucp) env="RMX_DIRECT=0" ;; \
 	    tcp) env="UCX_TLS=tcp,self" ;; \
 	    user) env="RMX_WIN_MEMORY=user" ;; \
 	    *) echo "unknown check way $$way"; exit 2 ;; \
@@ -183,7 +188,7 @@ asan:
 	$(MAKE) BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
 	  CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
 	  LDFLAGS="-fsanitize=address,undefined" \
-	  CHECK_ENV="UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:fast_unwind_on_malloc=0 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0" check
+	  CHECK_WAYS="$(ASAN_WAYS)" CHECK_ENV="UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:fast_unwind_on_malloc=0 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0" check
 
 # Forked ranks are followed (--trace-children); mpirun/orted are Open MPI's, not ours, so they run
 # natively and the PMIx-launched ranks get valgrind through RMX_TEST_WRAPPER instead.

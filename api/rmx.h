@@ -192,6 +192,25 @@ typedef enum {
     RMX_WIN_MEMORY_USER,
 } rmx_win_memory_t;
 
+/*
+ * Direct on-node access: where a peer's window part is mapped into this process (UCX's posix or
+ * sysv shared memory, xpmem: ucp_rkey_ptr succeeds; that is every rmx_win_allocate window of a
+ * rank on this node, not memory from rmx_win_create), rmx_put and rmx_get (and the subarray
+ * calls) are plain copies into / out of that mapping and complete at once, with no UCP request.
+ * Atomics (rmx_rmw, rmx_rmw2, locks, synchronization counters) are CPU atomics on the mapping
+ * when every rank of the context has direct access on and maps every other rank's memory (all on
+ * one node, shared memory transports): then every agent that can update a word uses the same
+ * CPU atomics, which are coherent with one another; otherwise they stay UCP atomics (a NIC's
+ * atomics are not atomic with the CPU's).  Segments, flow dependencies, locks and statistics keep
+ * their meaning: such a put is simply complete when it returns (stats: direct_puts and friends,
+ * not ucp_puts).  Environment: RMX_DIRECT=1|0, read when the field is RMX_DIRECT_ENV.
+ */
+typedef enum {
+    RMX_DIRECT_ENV = 0, /* take RMX_DIRECT from the environment (on when unset) */
+    RMX_DIRECT_ON,
+    RMX_DIRECT_OFF,     /* every operation goes through UCP (for comparison) */
+} rmx_direct_t;
+
 /* The largest rmx_config_t.coalesce_max. */
 #define RMX_COALESCE_MAX_LIMIT 65536
 
@@ -208,10 +227,11 @@ typedef struct rmx_config {
     int coalesce_disable;       /* 1: never combine puts; 0 or 1                                    */
     rmx_progress_t progress;    /* who serves peers' operations (above); a bad value: RMX_ERR_ARG   */
     rmx_win_memory_t window_memory; /* backing of rmx_win_allocate (above)                          */
+    rmx_direct_t direct;        /* loads, stores and CPU atomics on mapped peers (above)            */
 } rmx_config_t;
 
-/* Fill *cfg with the defaults (AUTO bootstrap, bind, progress and window memory from the
- * environment, 10 s timeout, coalescing on). */
+/* Fill *cfg with the defaults (AUTO bootstrap, bind, progress, window memory and direct access
+ * from the environment, 10 s timeout, coalescing on). */
 void rmx_config_init(rmx_config_t *cfg);
 
 /* ---------------------------------------------------------------- context */
@@ -243,7 +263,8 @@ int rmx_peer_status(rmx_ctx_t *ctx, int rank);
  * rank has begun its own. */
 int rmx_fail(rmx_ctx_t *ctx);
 /* Progress: serve what peers sent to this rank (where the agent does not) and advance this rank's
- * own operations; nothing else.  Every blocking call does this too, rmx_sync_memory included. */
+ * own operations; nothing else.  Every blocking call does this too, and so does rmx_sync_memory
+ * (with nothing outstanding, once in 1024 calls). */
 int rmx_progress(rmx_ctx_t *ctx);
 /* Rank / number of ranks; negative RMX_ERR_CTX for a bad context. */
 int rmx_rank(rmx_ctx_t *ctx);
@@ -377,6 +398,8 @@ typedef struct rmx_stats {
     uint64_t ucp_puts, ucp_gets, ucp_amos; /* UCP operations actually issued             */
     uint64_t puts_coalesced;               /* rmx puts merged into another UCP put       */
     uint64_t puts_self;                    /* rmx puts to this rank: local copies ("Self") */
+    uint64_t direct_puts, direct_gets;     /* copies to / from a mapped peer (rmx_direct_t) */
+    uint64_t direct_amos;                  /* CPU atomics on a mapped peer's word         */
     uint64_t flushes_ep;                   /* ucp_ep_flush calls (one target each)       */
     uint64_t flushes_worker;               /* ucp_worker_flush calls (all targets)       */
     uint64_t fences;                       /* ucp_worker_fence calls                     */

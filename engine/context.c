@@ -145,6 +145,18 @@ static int resolve_window_memory(rmx_win_memory_t *m)
     return *m >= RMX_WIN_MEMORY_UCP && *m <= RMX_WIN_MEMORY_USER ? RMX_OK : RMX_ERR_ARG;
 }
 
+static int resolve_direct(rmx_direct_t *d)
+{
+    static const char *const words[] = {"1", "0"};
+    if (*d == RMX_DIRECT_ENV) {
+        int v;
+        int rc = env_choice("RMX_DIRECT", words, 2, RMX_DIRECT_ON, RMX_DIRECT_ON, &v);
+        *d = (rmx_direct_t)v;
+        return rc;
+    }
+    return *d >= RMX_DIRECT_ON && *d <= RMX_DIRECT_OFF ? RMX_OK : RMX_ERR_ARG;
+}
+
 /* A launcher that started this process as one of several, without a PMIx server rmx could
  * join (srun without --mpi=pmix, a PMI-1/PMI-2 launcher, ranks started by hand with Open MPI's
  * variables): its name and the variable that says so, else NULL. */
@@ -202,6 +214,8 @@ static int resolve_config(rmx_config_t *c)
         return bad_field("progress", "is not an rmx_progress_t (or RMX_PROGRESS is bad)");
     if (resolve_window_memory(&c->window_memory) != RMX_OK)
         return bad_field("window_memory", "is not an rmx_win_memory_t (or RMX_WIN_MEMORY is bad)");
+    if (resolve_direct(&c->direct) != RMX_OK)
+        return bad_field("direct", "is not an rmx_direct_t (or RMX_DIRECT is not 1 or 0)");
     if (c->bootstrap == RMX_BOOT_OOB) {
         const rmx_oob_t *o = &c->oob;
         if (o->allgather == NULL || o->barrier == NULL)
@@ -329,6 +343,24 @@ static int create_control_block(rmx_ctx_t *ctx, int local_rc)
     return rmx_exchange_regions(ctx, rc, &block, 1);
 }
 
+/* Atomics on mapped words may be CPU atomics only when no agent updates them any other way
+ * (rmx.h, rmx_direct_t): when every rank has direct access on and maps every other rank's control
+ * block, which is memory UCP allocated like rmx_win_allocate's.  Then all ranks are on this node
+ * and UCX maps a region for every one of them or for none (it depends on how the region was
+ * registered, not on who asks), so all use the same kind of atomic on every word.  Agreed over
+ * UCP. */
+static int agree_direct_atomics(rmx_ctx_t *ctx)
+{
+    int maps_all = ctx->direct;
+    for (int r = 0; r < ctx->size; r++)
+        if (r != ctx->rank && ctx->ctrl_remote[r].direct == NULL)
+            maps_all = 0;
+    int any_without;
+    int rc = rmx_barrier_agree(ctx, maps_all ? RMX_OK : RMX_ERR_UNSUPPORTED, &any_without);
+    ctx->direct_atomics = rc == RMX_OK && !any_without;
+    return rc;
+}
+
 static void flush_live_peers(rmx_ctx_t *ctx)
 {
     rmx_ucx_dest_t *dests = calloc((size_t)ctx->size, sizeof(*dests));
@@ -350,6 +382,8 @@ static int release_context(rmx_ctx_t *ctx, int boot_open, int finalizing)
     int rc = RMX_OK;
     if (ctx->tracker != NULL)
         rmx_tracker_destroy(ctx);
+    free(ctx->sub_memo);
+    ctx->sub_memo = NULL;
     if (ctx->peers != NULL) {
         /* Every request of ours is answered before our endpoints go.  Where UCX serves RMA in
          * software itself (atomics on registered memory over shared memory), the target answers
@@ -423,6 +457,7 @@ int rmx_init(const rmx_config_t *cfg, rmx_ctx_t **out)
         return RMX_ERR_ARG;
     }
     ctx->owner = pthread_self();
+    ctx->direct = ctx->cfg.direct == RMX_DIRECT_ON;
 
     int rc = open_bootstrap(ctx);
     if (rc != RMX_OK) {
@@ -449,6 +484,8 @@ int rmx_init(const rmx_config_t *cfg, rmx_ctx_t **out)
         rc = rmx_tracker_create(ctx);
     if (ctx->peers != NULL) /* every rank got this far: the last step agrees for all */
         rc = create_control_block(ctx, rc);
+    if (rc == RMX_OK)
+        rc = agree_direct_atomics(ctx);
     if (rc != RMX_OK) {
         (void)release_context(ctx, 1, 0);
         free(ctx);

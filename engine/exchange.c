@@ -122,11 +122,13 @@ static int unpack_regions(rmx_ctx_t *ctx, int r, const char *p, size_t got,
         rem->size = (size_t)h.len;
         rem->rkey = NULL;
         rem->ptr = NULL;
+        rem->direct = NULL;
         if (h.rkey_len > 0) {
             int rc = rmx_ucx_rkey_unpack(rmx_ep(ctx, r), p + at, &rem->rkey);
             if (rc != RMX_OK)
                 return rc;
             rem->ptr = rmx_ucx_rkey_ptr(rem->rkey, h.addr);
+            rem->direct = ctx->direct ? rem->ptr : NULL;
         }
         at += h.rkey_len;
     }

@@ -23,12 +23,15 @@
 #define RMX_DEFAULT_COALESCE_MAX 4096
 
 /* Where a peer's memory is: the address there, its size, our unpacked rkey for it, and its
- * address in this process when UCX maps it here (shared memory: operations complete in place). */
+ * address in this process when UCX maps it here (shared memory: UCP operations complete in
+ * place).  direct: that address when this rank may also reach it with loads and stores itself
+ * (rmx_direct_t; ctx->direct), else NULL. */
 typedef struct rmx_remote {
     uint64_t addr;
     size_t size;
     ucp_rkey_h rkey;
     void *ptr;
+    unsigned char *direct;
 } rmx_remote_t;
 
 struct rmx_ctx;
@@ -109,6 +112,10 @@ struct rmx_ctx {
     ucp_mem_h *orphans;
     int n_orphans;
     struct rmx_tracker *tracker;
+    struct rmx_sub_memo *sub_memo;  /* [2] the last local and remote section layouts (NULL
+                                     * until the first section call; subarray_rma.c) */
+    int direct;                     /* copies to and from mapped peers (cfg.direct on) */
+    int direct_atomics;             /* and CPU atomics on them: agreed by every rank at init */
     rmx_stats_t stats;
     int topo_held;
 };
@@ -220,22 +227,78 @@ static inline int rmx_transfer_done(rmx_ctx_t *ctx, int target, int rc)
     return rc;
 }
 
-/* Blocking get of [raddr, raddr+len) of `remote` at target into dst (rmx_ucx_get's landing rules). */
+/* Blocking get of [disp, disp+len) of `remote` at target into dst: a copy where it is mapped
+ * (rmx_direct_t), else one UCP get (rmx_ucx_get's landing rules). */
 static inline int rmx_remote_get(rmx_ctx_t *ctx, const rmx_remote_t *remote, int target,
                                  void *dst, size_t len, size_t disp)
 {
+    if (remote->direct != NULL) {
+        ctx->stats.direct_gets++;
+        rmx_ucx_tick(&ctx->ucx); /* keepalive, as for puts (rma.h) */
+        memcpy(dst, remote->direct + disp, len);
+        return RMX_OK;
+    }
+    ctx->stats.ucp_gets++;
     int in_place = remote->ptr != NULL;
     int rc = rmx_ucx_get(&ctx->ucx, rmx_ep(ctx, target), rmx_am(ctx, target), dst, len,
                          remote->addr + disp, remote->rkey, in_place);
     return in_place ? rmx_transfer_done(ctx, target, rc) : rc;
 }
 
-/* One native atomic on [disp, disp+size) of `remote` at target (rmx_ucx_amo's reply rules); a
- * fetching one on mapped memory that timed out has closed the endpoint (rmx_transfer_done). */
+/* One CPU atomic on the mapped word w of 4 or 8 bytes, with rmx_ucx_amo's meaning of operand and
+ * reply (CSWAP: *operand the comparand, *reply the new value in and the old value out).
+ * Sequentially consistent: it also orders this rank's earlier direct stores before it, as a
+ * synchronization notification needs. */
+#define RMX_DIRECT_AMO(bits)                                                                  \
+    static inline __attribute__((always_inline)) void rmx_direct_amo##bits(                  \
+        uint##bits##_t *w, ucp_atomic_op_t op, const void *operand, void *reply)              \
+    {                                                                                         \
+        uint##bits##_t v, old;                                                                \
+        memcpy(&v, operand, sizeof(v));                                                       \
+        switch (op) {                                                                         \
+        case UCP_ATOMIC_OP_ADD: old = __atomic_fetch_add(w, v, __ATOMIC_SEQ_CST); break;      \
+        case UCP_ATOMIC_OP_AND: old = __atomic_fetch_and(w, v, __ATOMIC_SEQ_CST); break;      \
+        case UCP_ATOMIC_OP_OR:  old = __atomic_fetch_or(w, v, __ATOMIC_SEQ_CST); break;       \
+        case UCP_ATOMIC_OP_XOR: old = __atomic_fetch_xor(w, v, __ATOMIC_SEQ_CST); break;      \
+        case UCP_ATOMIC_OP_SWAP: old = __atomic_exchange_n(w, v, __ATOMIC_SEQ_CST); break;    \
+        default: { /* CSWAP */                                                                \
+            uint##bits##_t desired;                                                           \
+            memcpy(&desired, reply, sizeof(desired));                                         \
+            old = v;                                                                          \
+            __atomic_compare_exchange_n(w, &old, desired, 0, __ATOMIC_SEQ_CST,                \
+                                        __ATOMIC_SEQ_CST);                                    \
+        }                                                                                     \
+        }                                                                                     \
+        if (reply != NULL)                                                                    \
+            memcpy(reply, &old, sizeof(old));                                                 \
+    }
+RMX_DIRECT_AMO(32)
+RMX_DIRECT_AMO(64)
+
+/* Whether atomics on `remote` are CPU atomics (rmx_direct_t): no flush ever follows them. */
+static inline int rmx_remote_amo_direct(const rmx_ctx_t *ctx, const rmx_remote_t *remote)
+{
+    return remote->direct != NULL && ctx->direct_atomics;
+}
+
+/* One atomic on [disp, disp+size) of `remote` at target: a CPU atomic where that is coherent
+ * (rmx_remote_amo_direct), else a native UCP one (rmx_ucx_amo's reply rules; a fetching one on
+ * mapped memory that timed out has closed the endpoint, rmx_transfer_done). */
 static inline __attribute__((always_inline)) int
 rmx_remote_amo(rmx_ctx_t *ctx, const rmx_remote_t *remote, int target, ucp_atomic_op_t op,
                const void *operand, void *reply, size_t size, size_t disp)
 {
+    if (rmx_remote_amo_direct(ctx, remote)) {
+        if (__builtin_expect(ctx->peers[target].failed, 0))
+            return RMX_ERR_PEER; /* as a UCP atomic to it would: its memory is no one's now */
+        ctx->stats.direct_amos++;
+        rmx_ucx_tick(&ctx->ucx); /* keepalive, as for puts (rma.h) */
+        if (size == 4)
+            rmx_direct_amo32((uint32_t *)(void *)(remote->direct + disp), op, operand, reply);
+        else
+            rmx_direct_amo64((uint64_t *)(void *)(remote->direct + disp), op, operand, reply);
+        return RMX_OK;
+    }
     int in_place = remote->ptr != NULL;
     ctx->stats.ucp_amos++;
     int rc = rmx_ucx_amo(&ctx->ucx, rmx_ep(ctx, target), rmx_am(ctx, target), op, operand,
@@ -304,6 +367,8 @@ int rmx_tracker_forget_window(rmx_win_t *win);
 /* Barrier over UCP that also agrees: *any_failed is 1 on every rank when some rank's local_rc
  * was not RMX_OK.  Returns RMX_ERR_PEER / RMX_ERR_STOPPED when the barrier itself failed. */
 int rmx_barrier_ucp(rmx_ctx_t *ctx, int local_rc, int *any_failed);
+/* The same, not counted in stats.barriers (rmx's own agreements). */
+int rmx_barrier_agree(rmx_ctx_t *ctx, int local_rc, int *any_failed);
 /* A barrier that only establishes that every rank is there, alike on all (window creation, before
  * the bootstrap's exchange, which would wait for ever for a failed rank): RMX_ERR_PEER /
  * RMX_ERR_STOPPED otherwise.  Not counted in stats.barriers (the program's synchronizations). */

@@ -63,8 +63,12 @@ int rmx_sub_layout(const rmx_sub_t *s, rmx_sub_layout_t *out)
 {
     if (!header_ok(s) || out == NULL)
         return RMX_ERR_ARG;
-    memset(out, 0, sizeof(*out));
+    /* Field by field, not a memset: count[] and step[] are read only below nouter, and clearing
+     * the whole struct was a visible part of a one-element put_sub. */
     out->elem_size = s->elem_size;
+    out->nelem = out->run_elems = out->run_bytes = out->nruns = 0;
+    out->base = out->lo = out->hi = 0;
+    out->nouter = 0;
     /* pitch[i]: bytes between neighbours along fastest dimension i; the last product is the
      * whole array, so every offset computed below fits once this loop passed */
     size_t pitch[RMX_SUB_MAX_RANK], bytes = s->elem_size, nelem = 1;
@@ -98,16 +102,60 @@ int rmx_sub_layout(const rmx_sub_t *s, rmx_sub_layout_t *out)
         run *= fastest_dim(s, i++)->count;
     out->run_elems = run;
     out->run_bytes = run * s->elem_size;
-    out->nruns = nelem / run;
+    size_t nruns = 1; /* nelem / run, without a 64-bit division per call */
     for (; i < s->rank; i++) {
         const rmx_sub_dim_t *d = fastest_dim(s, i);
         if (d->count == 1)
             continue; /* walks nowhere */
+        nruns *= d->count;
         out->count[out->nouter] = d->count;
         out->step[out->nouter] = d->stride * pitch[i];
         out->nouter++;
     }
+    out->nruns = nruns;
     return RMX_OK;
+}
+
+/* The fields a layout defines (count and step only below nouter). */
+static void layout_copy(rmx_sub_layout_t *to, const rmx_sub_layout_t *from)
+{
+    to->elem_size = from->elem_size;
+    to->nelem = from->nelem;
+    to->run_elems = from->run_elems;
+    to->run_bytes = from->run_bytes;
+    to->nruns = from->nruns;
+    to->base = from->base;
+    to->lo = from->lo;
+    to->hi = from->hi;
+    to->nouter = from->nouter;
+    for (int d = 0; d < from->nouter; d++) {
+        to->count[d] = from->count[d];
+        to->step[d] = from->step[d];
+    }
+}
+
+static int same_descriptor(const rmx_sub_t *a, const rmx_sub_t *b)
+{
+    return a->elem_size == b->elem_size && a->rank == b->rank && a->order == b->order &&
+           memcmp(a->dim, b->dim, (size_t)a->rank * sizeof(a->dim[0])) == 0;
+}
+
+int rmx_sub_layout_memo(rmx_sub_memo_t *m, const rmx_sub_t *s, rmx_sub_layout_t *out)
+{
+    if (m->valid && header_ok(s) && out != NULL && same_descriptor(s, &m->sub)) {
+        layout_copy(out, &m->layout);
+        return RMX_OK;
+    }
+    int rc = rmx_sub_layout(s, out);
+    if (rc == RMX_OK) {
+        m->sub.elem_size = s->elem_size;
+        m->sub.rank = s->rank;
+        m->sub.order = s->order;
+        memcpy(m->sub.dim, s->dim, (size_t)s->rank * sizeof(s->dim[0]));
+        layout_copy(&m->layout, out);
+        m->valid = 1;
+    }
+    return rc;
 }
 
 int rmx_sub_match(const rmx_sub_layout_t *local, const rmx_sub_layout_t *remote)
@@ -129,10 +177,11 @@ size_t rmx_sub_contig_elems(const rmx_sub_t *s)
 
 void rmx_sub_cursor_init(rmx_sub_cursor_t *c, const rmx_sub_layout_t *l)
 {
-    memset(c, 0, sizeof(*c));
     c->l = l;
     c->left = l->nruns;
     c->off = l->base;
+    for (int d = 0; d < l->nouter; d++) /* the odometer reads no digit above nouter */
+        c->idx[d] = 0;
 }
 
 size_t rmx_sub_count_runs(const rmx_sub_layout_t *l)
@@ -159,7 +208,7 @@ size_t rmx_sub_longest_run(const rmx_sub_layout_t *l)
 void rmx_sub_walk_init(rmx_sub_walk_t *w, const rmx_sub_layout_t *local,
                        const rmx_sub_layout_t *remote)
 {
-    memset(w, 0, sizeof(*w));
+    w->loc_off = w->loc_left = w->rem_left = 0;
     rmx_sub_cursor_init(&w->loc, local);
     rmx_sub_cursor_init(&w->rem, remote);
 }

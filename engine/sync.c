@@ -194,29 +194,30 @@ static int barrier_on(rmx_ctx_t *ctx, size_t counters, uint64_t epoch, uint64_t 
     return rc;
 }
 
-int rmx_barrier_ucp(rmx_ctx_t *ctx, int local_rc, int *any_failed)
+int rmx_barrier_agree(rmx_ctx_t *ctx, int local_rc, int *any_failed)
 {
     uint64_t epoch = ++ctx->barrier_epoch;
     int flag = local_rc != RMX_OK;
     int rc = barrier_on(ctx, offsetof(rmx_ctrl_t, barrier), epoch, epoch, ctx->barrier_flags,
                         &flag);
-    if (rc == RMX_OK) {
-        ctx->stats.barriers++;
+    if (rc == RMX_OK)
         ctx->barriers_done++;
-    }
     *any_failed = flag;
+    return rc;
+}
+
+int rmx_barrier_ucp(rmx_ctx_t *ctx, int local_rc, int *any_failed)
+{
+    int rc = rmx_barrier_agree(ctx, local_rc, any_failed);
+    if (rc == RMX_OK)
+        ctx->stats.barriers++;
     return rc;
 }
 
 int rmx_barrier_presence(rmx_ctx_t *ctx)
 {
-    uint64_t epoch = ++ctx->barrier_epoch;
-    int flag = 0; /* the flags' bookkeeping per round stays the same on every rank */
-    int rc = barrier_on(ctx, offsetof(rmx_ctrl_t, barrier), epoch, epoch, ctx->barrier_flags,
-                        &flag);
-    if (rc == RMX_OK)
-        ctx->barriers_done++;
-    return rc;
+    int any_failed; /* the flags' bookkeeping per round stays the same on every rank */
+    return rmx_barrier_agree(ctx, RMX_OK, &any_failed);
 }
 
 /* Add value at `offset` of the control block of every rank not known to have failed, then see
@@ -339,11 +340,17 @@ int rmx_sync_memory(rmx_ctx_t *ctx)
     int rc = rmx_ctx_check(ctx);
     if (rc != RMX_OK)
         return rc;
-    /* Also with nothing outstanding: `while (flag != v) rmx_sync_memory(ctx);` is how a coarray
-     * program waits, and without the agent (RMX_PROGRESS=none) this is where the flag arrives.
+    /* Also with nothing outstanding (every put direct, or none): `while (flag != v)
+     * rmx_sync_memory(ctx);` is how a coarray program waits, and without the agent
+     * (RMX_PROGRESS=none) this is where the flag arrives.  Once in RMX_UCX_QUIET_PROGRESS calls:
+     * a progress call on every one cost more than a direct put and its completion together.
      * With something outstanding the completion progresses (or needed no progress at all). */
-    if (!rmx_tracker_pending(ctx))
-        (void)rmx_ucx_progress(&ctx->ucx);
+    /* Direct puts are plain stores: ordered before whatever synchronizes next (free on x86). */
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    if (!rmx_tracker_pending(ctx)) {
+        rmx_ucx_tick(&ctx->ucx);
+        return RMX_OK;
+    }
     return rmx_tracker_complete(ctx, -1);
 }
 

@@ -11,6 +11,12 @@
 /* ---------------------------------------------------------------- building descriptors */
 
 /* dims[i] = {extent, first, count, stride}, in the order written (dim[0] first). */
+/* The call between two snapshots went to a mapped peer as one copy (rmx_direct_t). */
+static int direct_used(const rmx_stats_t *s0, const rmx_stats_t *s1)
+{
+    return s1->direct_puts + s1->direct_gets > s0->direct_puts + s0->direct_gets;
+}
+
 static rmx_sub_t make_sub(size_t elem, rmx_order_t order, int rank, const size_t dims[][4])
 {
     rmx_sub_t s;
@@ -454,7 +460,7 @@ static int rank_random_put_get(const rmx_config_t *cfg, void *arg)
             RANK_OK(rmx_put_sub(win, src, &l, 1, disp, &r));
             RANK_OK(rmx_stats(ctx, &s1));
             RANK_ASSERT(s1.puts - s0.puts == 1);
-            RANK_ASSERT(RUNS_MOVED(s0, s1, ucp_puts) == nruns,
+            RANK_ASSERT(RUNS_MOVED(s0, s1, ucp_puts) == (direct_used(&s0, &s1) ? 0 : nruns),
                         "round %d: %llu runs put for %zu runs", round,
                         (unsigned long long)RUNS_MOVED(s0, s1, ucp_puts), nruns);
         }
@@ -472,7 +478,8 @@ static int rank_random_put_get(const rmx_config_t *cfg, void *arg)
             RANK_OK(rmx_get_sub(win, dst, &l, 1, disp, &r));
             RANK_OK(rmx_stats(ctx, &s1));
             RANK_ASSERT(s1.gets - s0.gets == 1);
-            RANK_ASSERT(RUNS_MOVED(s0, s1, ucp_gets) == nruns, "round %d", round);
+            RANK_ASSERT(RUNS_MOVED(s0, s1, ucp_gets) == (direct_used(&s0, &s1) ? 0 : nruns),
+                        "round %d", round);
             size_t n = naive_offsets(&l, lref, MAX_ELEMS * 4);
             naive_offsets(&r, rref, MAX_ELEMS * 4);
             memset(want, BACKGROUND, WIN_BYTES);
@@ -493,13 +500,25 @@ static int rank_random_put_get(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-/* Coalescing off: each remote run must be its own UCP put, so the count is exact. */
-Test(subarray, random_put_get_sub_match_reference_2_ranks, .timeout = RMX_T(120))
+/* Coalescing off: each remote run must be its own UCP put, so the count is exact (or, to a
+ * mapped peer, the call is one direct copy).  Both paths, whatever RMX_DIRECT says. */
+static void run_subarray_test(rmx_fork_main_t fn, rmx_direct_t direct, int timeout_s)
 {
     rmx_config_t cfg;
     rmx_config_init(&cfg);
     cfg.coalesce_disable = 1;
-    run_ranks_cfg(2, rank_random_put_get, NULL, &cfg, 110);
+    cfg.direct = direct;
+    run_ranks_cfg(2, fn, NULL, &cfg, timeout_s);
+}
+
+Test(subarray, random_put_get_sub_match_reference_2_ranks, .timeout = RMX_T(120))
+{
+    run_subarray_test(rank_random_put_get, RMX_DIRECT_ENV, 110);
+}
+
+Test(subarray, random_put_get_sub_match_reference_through_ucp_2_ranks, .timeout = RMX_T(120))
+{
+    run_subarray_test(rank_random_put_get, RMX_DIRECT_OFF, 110);
 }
 
 /* A big strided case: a column of a C matrix into a row of another (runs of 1 into one run of
@@ -526,7 +545,8 @@ static int rank_column_to_row(const rmx_config_t *cfg, void *arg)
         RANK_OK(rmx_stats(ctx, &s0));
         RANK_OK(rmx_put_sub(win, m, &lc, 1, 0, &rr));
         RANK_OK(rmx_stats(ctx, &s1));
-        RANK_ASSERT(s1.ucp_puts - s0.ucp_puts == 1, "one remote run, one UCP put");
+        RANK_ASSERT(s1.ucp_puts - s0.ucp_puts == (direct_used(&s0, &s1) ? 0 : 1),
+                    "one remote run, one UCP put");
     }
     RANK_OK(rmx_sync_all(ctx));
     if (me == 1) {
@@ -549,7 +569,7 @@ static int rank_column_to_row(const rmx_config_t *cfg, void *arg)
         RANK_OK(rmx_stats(ctx, &s0));
         RANK_OK(rmx_put_sub(win, m, &lc, 1, 0, &lc));
         RANK_OK(rmx_stats(ctx, &s1));
-        RANK_ASSERT(RUNS_MOVED(s0, s1, ucp_puts) == N);
+        RANK_ASSERT(RUNS_MOVED(s0, s1, ucp_puts) == (direct_used(&s0, &s1) ? 0 : N));
     }
     RANK_OK(rmx_sync_all(ctx));
     if (me == 1)
@@ -563,10 +583,12 @@ static int rank_column_to_row(const rmx_config_t *cfg, void *arg)
 
 Test(subarray, column_to_row_and_back_2_ranks, .timeout = RMX_T(60))
 {
-    rmx_config_t cfg;
-    rmx_config_init(&cfg);
-    cfg.coalesce_disable = 1;
-    run_ranks_cfg(2, rank_column_to_row, NULL, &cfg, 50);
+    run_subarray_test(rank_column_to_row, RMX_DIRECT_ENV, 50);
+}
+
+Test(subarray, column_to_row_and_back_through_ucp_2_ranks, .timeout = RMX_T(60))
+{
+    run_subarray_test(rank_column_to_row, RMX_DIRECT_OFF, 50);
 }
 
 /* A get_sub after a put_sub of the same section in one segment sees the put (the tracker's
@@ -679,7 +701,9 @@ static int rank_bad_descriptors(const rmx_config_t *cfg, void *arg)
     RANK_OK(rmx_get_sub(win, NULL, &empty, other, 0, &empty));
 
     RANK_OK(rmx_stats(ctx, &s1));
-    RANK_ASSERT(s1.ucp_puts == s0.ucp_puts && s1.ucp_gets == s0.ucp_gets, "nothing was sent");
+    RANK_ASSERT(s1.ucp_puts == s0.ucp_puts && s1.ucp_gets == s0.ucp_gets &&
+                s1.direct_puts == s0.direct_puts && s1.direct_gets == s0.direct_gets,
+                "nothing was sent");
     RANK_ASSERT(s1.puts == s0.puts && s1.gets == s0.gets);
     for (size_t i = 0; i < sizeof(buf); i++)
         RANK_ASSERT(buf[i] == 0x11, "failed get wrote local byte %zu", i);

@@ -22,6 +22,7 @@ static const mode_t_ coalescing_on_after_lonely_segments = {0, 0, 0, 1};
 static rmx_ctx_t *init_mode(const rmx_config_t *base, const void *arg)
 {
     rmx_config_t cfg = *base;
+    cfg.direct = RMX_DIRECT_OFF; /* the tracker's decisions on the UCP path are what is counted */
     const mode_t_ *m = arg;
     if (m != NULL) {
         cfg.coalesce_disable = m->coalesce_disable;

@@ -347,10 +347,10 @@ static int rank_random(const rmx_config_t *base_cfg, void *arg)
     rmx_stats_t st;
     RANK_OK(rmx_stats(wd.ctx, &st));
     RANK_ASSERT(st.puts == wd.puts && st.gets == wd.gets);
-    RANK_ASSERT(st.ucp_puts + st.puts_coalesced + st.puts_self == st.puts,
-                "ucp_puts %llu + coalesced %llu + self %llu != %llu",
+    RANK_ASSERT(st.ucp_puts + st.puts_coalesced + st.puts_self + st.direct_puts == st.puts,
+                "ucp_puts %llu + coalesced %llu + self %llu + direct %llu != %llu",
                 (unsigned long long)st.ucp_puts, (unsigned long long)st.puts_coalesced,
-                (unsigned long long)st.puts_self,
+                (unsigned long long)st.puts_self, (unsigned long long)st.direct_puts,
                 (unsigned long long)st.puts);
     if (rc->coalesce_disable)
         RANK_ASSERT(st.puts_coalesced == 0);

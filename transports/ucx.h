@@ -442,7 +442,8 @@ rmx_ucx_amo(rmx_ucx_t *u, ucp_ep_h ep, rmx_am_peer_t *am, ucp_atomic_op_t op,
 /* Complete everything issued on ep, at origin and target. */
 static inline int rmx_ucx_flush_ep(rmx_ucx_t *u, ucp_ep_h ep, rmx_am_peer_t *am)
 {
-    ucp_request_param_t prm = {.op_attr_mask = 0};
+    ucp_request_param_t prm;
+    prm.op_attr_mask = 0; /* as in rmx_ucx_put: no 72-byte clear per completion */
     if (ep == NULL)
         return RMX_ERR_PEER; /* closed after its peer failed (rmx_peers_reap) */
     if (am != NULL)

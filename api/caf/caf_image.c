@@ -725,18 +725,20 @@ void _gfortran_caf_random_init(bool repeatable, bool image_distinct)
 }
 
 /* ---------------------------------------------------------------- extension: engine counters */
-/* Callable from Fortran (bind(C, name='caf_rmx_stats'), integer(c_int64_t) :: s(10)) so coarray
+/* Callable from Fortran (bind(C, name='caf_rmx_stats'), integer(c_int64_t) :: s(12)) so coarray
  * tests can check what the engine did, not only the data: s = puts, gets, atomics, ucp_puts,
- * ucp_gets, flushes_ep, flushes_worker, flow_waits, waits_avoided, barriers (this image). */
-void caf_rmx_stats(int64_t s[10]);
+ * ucp_gets, flushes_ep, flushes_worker, flow_waits, waits_avoided, barriers, direct_puts,
+ * direct_gets (this image; the last two: copies to images whose memory is mapped here). */
+void caf_rmx_stats(int64_t s[12]);
 
-void caf_rmx_stats(int64_t s[10])
+void caf_rmx_stats(int64_t s[12])
 {
     rmx_stats_t st;
     if (rmx_stats(caf_ctx(), &st) != RMX_OK)
         die("caf_rmx_stats", "rmx_stats failed");
-    uint64_t v[10] = {st.puts, st.gets, st.atomics, st.ucp_puts, st.ucp_gets, st.flushes_ep,
-                      st.flushes_worker, st.flow_waits, st.waits_avoided, st.barriers};
-    for (int i = 0; i < 10; i++)
+    uint64_t v[12] = {st.puts, st.gets, st.atomics, st.ucp_puts, st.ucp_gets, st.flushes_ep,
+                      st.flushes_worker, st.flow_waits, st.waits_avoided, st.barriers,
+                      st.direct_puts, st.direct_gets};
+    for (int i = 0; i < 12; i++)
         s[i] = (int64_t)v[i];
 }

@@ -1,0 +1,223 @@
+/*
+ * test_direct.c — direct on-node access (rmx.h, rmx_direct_t): where a peer's window part is
+ * mapped here, puts, gets and sections are copies and atomics CPU atomics, counted in
+ * stats.direct_* and never in stats.ucp_*; RMX_DIRECT off sends everything through UCP; CPU
+ * atomics only when every rank agrees (one rank with direct access off turns them off for all,
+ * and the counters stay exact under contention either way).
+ *
+ * Whether a mapping exists is the transport's business: UCX maps UCP-allocated memory of a rank
+ * on this node over its shared-memory transports (the default), not over UCX_TLS=tcp,self, and
+ * never memory registered from the user (RMX_WIN_MEMORY=user).  The expectations follow.
+ */
+#include <inttypes.h>
+#include "harness.h"
+
+/* The run's transports can map peers' UCP-allocated memory. */
+static int shm_transports(void)
+{
+    const char *tls = getenv("UCX_TLS");
+    return tls == NULL || strstr(tls, "sm") != NULL || strstr(tls, "posix") != NULL ||
+           strstr(tls, "sysv") != NULL || strstr(tls, "all") != NULL;
+}
+
+/* rmx_win_allocate's windows are UCP-allocated (else registered user pages). */
+static int windows_mappable(void)
+{
+    const char *m = getenv("RMX_WIN_MEMORY");
+    return shm_transports() && (m == NULL || strcmp(m, "user") != 0);
+}
+
+static rmx_stats_t stats_of(rmx_ctx_t *ctx)
+{
+    rmx_stats_t st;
+    RANK_OK(rmx_stats(ctx, &st));
+    return st;
+}
+
+#define U(x) ((unsigned long long)(x))
+enum { WIN = 4096, COL = 16 };
+
+/* Rank 0 puts, gets, updates and moves a column at rank 1, in every form; rank 1 checks. */
+static int rank_every_form(const rmx_config_t *base, void *arg)
+{
+    int want_direct = *(const int *)arg && windows_mappable();
+    rmx_config_t cfg = *base;
+    cfg.direct = *(const int *)arg ? RMX_DIRECT_ON : RMX_DIRECT_OFF;
+    rmx_ctx_t *ctx;
+    RANK_OK(rmx_init(&cfg, &ctx));
+    int me = rmx_rank(ctx);
+    uint64_t *base_p;
+    rmx_win_t *win;
+    RANK_OK(rmx_win_allocate(ctx, WIN, (void **)&base_p, &win));
+    RANK_OK(rmx_stats_reset(ctx));
+    if (me == 0) {
+        uint64_t v = 0x0123456789abcdefull, got = 0, one = 1, old = 99;
+        RANK_OK(rmx_put(win, &v, sizeof(v), 1, 0));
+        RANK_OK(rmx_get(win, &got, sizeof(got), 1, 0)); /* sees the put: program order */
+        RANK_ASSERT(got == v, "get after put: %#llx", U(got));
+        RANK_OK(rmx_rmw(win, &one, 1, RMX_UINT64, &old, 1, 8, 0, RMX_OP_SUM));
+        RANK_ASSERT(old == 0, "fetch-add old %llu", U(old));
+        uint64_t cmp = 1, swp = 7;
+        RANK_OK(rmx_rmw2(win, &cmp, 1, RMX_UINT64, &swp, &old, 1, 8, 0, RMX_OP2_COMP_SWAP));
+        RANK_ASSERT(old == 1, "compare-swap old %llu", U(old));
+        /* a column of COL elements of a COL x 2 matrix, into the window at byte 64 */
+        uint64_t m[COL][2], back[COL][2];
+        for (int i = 0; i < COL; i++) {
+            m[i][0] = 1000 + (uint64_t)i;
+            m[i][1] = 0;
+        }
+        rmx_sub_t col = {.elem_size = 8, .rank = 2, .order = RMX_ORDER_C,
+                         .dim = {{COL, 0, COL, 1}, {2, 0, 1, 1}}};
+        RANK_OK(rmx_put_sub(win, m, &col, 1, 64, &col));
+        memset(back, 0, sizeof(back));
+        RANK_OK(rmx_get_sub(win, back, &col, 1, 64, &col));
+        for (int i = 0; i < COL; i++)
+            RANK_ASSERT(back[i][0] == 1000 + (uint64_t)i && back[i][1] == 0, "row %d", i);
+        RANK_OK(rmx_sync_memory(ctx));
+        rmx_stats_t st = stats_of(ctx);
+        RANK_ASSERT(st.puts == 2 && st.gets == 2 && st.atomics == 2, "puts %llu gets %llu",
+                    U(st.puts), U(st.gets));
+        if (want_direct) {
+            RANK_ASSERT(st.direct_puts == 2 && st.direct_gets == 2 && st.ucp_puts == 0 &&
+                            st.ucp_gets == 0 && st.puts_coalesced == 0,
+                        "direct puts %llu gets %llu, ucp puts %llu gets %llu", U(st.direct_puts),
+                        U(st.direct_gets), U(st.ucp_puts), U(st.ucp_gets));
+            RANK_ASSERT(st.direct_amos == 2 && st.ucp_amos == 0 && st.flushes_ep == 0 &&
+                            st.flushes_worker == 0,
+                        "direct amos %llu, ucp amos %llu, flushes %llu", U(st.direct_amos),
+                        U(st.ucp_amos), U(st.flushes_ep + st.flushes_worker));
+        } else {
+            RANK_ASSERT(st.direct_puts == 0 && st.direct_gets == 0 && st.direct_amos == 0,
+                        "direct puts %llu gets %llu amos %llu without a mapping or switched off",
+                        U(st.direct_puts), U(st.direct_gets), U(st.direct_amos));
+            RANK_ASSERT(st.ucp_puts + st.puts_coalesced > 0 && st.ucp_amos == 2);
+        }
+    }
+    RANK_OK(rmx_sync_all(ctx));
+    if (me == 1) {
+        RANK_ASSERT(base_p[0] == 0x0123456789abcdefull && base_p[1] == 7, "%#llx %llu",
+                    U(base_p[0]), U(base_p[1]));
+        for (int i = 0; i < COL; i++)
+            RANK_ASSERT(base_p[8 + 2 * i] == 1000 + (uint64_t)i && base_p[9 + 2 * i] == 0,
+                        "column element %d", i);
+    }
+    RANK_OK(rmx_win_free(&win));
+    RANK_OK(rmx_finalize(ctx));
+    return 0;
+}
+
+Test(direct, every_form_is_a_copy_or_cpu_atomic_where_mapped_2_ranks, .timeout = RMX_T(60))
+{
+    int on = 1;
+    run_ranks(2, rank_every_form, &on);
+}
+
+Test(direct, switched_off_everything_goes_through_ucp_2_ranks, .timeout = RMX_T(60))
+{
+    int on = 0;
+    run_ranks(2, rank_every_form, &on);
+}
+
+/* Every rank hammers one counter at rank 1 with fetch-INC and a lock-protected plain
+ * read-modify-write; rank 0 alone has direct access off.  No rank may then use CPU atomics
+ * (UCP's and the CPU's need not be atomic with each other), and both counters must be exact. */
+enum { ITERS = 3000 };
+static int rank_mixed(const rmx_config_t *base, void *arg)
+{
+    (void)arg;
+    rmx_config_t cfg = *base;
+    rmx_ctx_t *ctx;
+    RANK_OK(rmx_init(&cfg, &ctx)); /* a first context, to learn this rank's number */
+    cfg.direct = rmx_rank(ctx) == 0 ? RMX_DIRECT_OFF : RMX_DIRECT_ON;
+    RANK_OK(rmx_finalize(ctx));
+    RANK_OK(rmx_init(&cfg, &ctx));
+    int me = rmx_rank(ctx), n = rmx_size(ctx);
+    uint64_t *w;
+    rmx_win_t *win;
+    RANK_OK(rmx_win_allocate(ctx, 64, (void **)&w, &win));
+    RANK_OK(rmx_sync_all(ctx));
+    for (int i = 0; i < ITERS; i++) {
+        uint64_t old;
+        RANK_OK(rmx_rmw(win, NULL, 1, RMX_UINT64, &old, 1, 0, 0, RMX_OP_INC));
+        if (i % 10 == 0) { /* get, add, put under the lock: the lock words' atomics */
+            RANK_OK(rmx_win_lock(win, RMX_LOCK_EXCLUSIVE, 1, 0));
+            uint64_t v;
+            RANK_OK(rmx_get(win, &v, sizeof(v), 1, 8));
+            v++;
+            RANK_OK(rmx_put(win, &v, sizeof(v), 1, 8));
+            RANK_OK(rmx_win_unlock(win, 1));
+        }
+    }
+    RANK_OK(rmx_sync_all(ctx));
+    rmx_stats_t st = stats_of(ctx);
+    RANK_ASSERT(st.direct_amos == 0, "rank %d did %llu CPU atomics although rank 0 has direct "
+                "access off", me, U(st.direct_amos));
+    if (me == 1) {
+        RANK_ASSERT(w[0] == (uint64_t)n * ITERS, "counter %llu, want %llu", U(w[0]),
+                    U((uint64_t)n * ITERS));
+        RANK_ASSERT(w[1] == (uint64_t)n * (ITERS / 10), "locked counter %llu, want %llu",
+                    U(w[1]), U((uint64_t)n * (ITERS / 10)));
+    }
+    RANK_OK(rmx_win_free(&win));
+    RANK_OK(rmx_finalize(ctx));
+    return 0;
+}
+
+Test(direct, one_rank_off_means_no_cpu_atomics_anywhere_3_ranks, .timeout = RMX_T(120))
+{
+    run_ranks(3, rank_mixed, NULL);
+}
+
+/* The same contention with every rank on: CPU atomics where mapped, exact counters. */
+static int rank_all_on(const rmx_config_t *base, void *arg)
+{
+    (void)arg;
+    rmx_config_t cfg = *base;
+    cfg.direct = RMX_DIRECT_ON;
+    rmx_ctx_t *ctx;
+    RANK_OK(rmx_init(&cfg, &ctx));
+    int me = rmx_rank(ctx), n = rmx_size(ctx);
+    uint64_t *w;
+    rmx_win_t *win;
+    RANK_OK(rmx_win_allocate(ctx, 64, (void **)&w, &win));
+    RANK_OK(rmx_sync_all(ctx));
+    for (int i = 0; i < ITERS; i++) {
+        RANK_OK(rmx_rmw(win, NULL, 1, RMX_UINT64, NULL, 0, 0, 0, RMX_OP_INC));
+        RANK_OK(rmx_win_lock(win, RMX_LOCK_EXCLUSIVE, 0, 0));
+        uint64_t v;
+        RANK_OK(rmx_get(win, &v, sizeof(v), 0, 8));
+        v++;
+        RANK_OK(rmx_put(win, &v, sizeof(v), 0, 8));
+        RANK_OK(rmx_win_unlock(win, 0));
+    }
+    RANK_OK(rmx_sync_all(ctx));
+    rmx_stats_t st = stats_of(ctx);
+    if (shm_transports() && me != 0)
+        RANK_ASSERT(st.direct_amos >= ITERS, "rank %d: %llu CPU atomics", me, U(st.direct_amos));
+    if (me == 0)
+        RANK_ASSERT(w[0] == (uint64_t)n * ITERS && w[1] == (uint64_t)n * ITERS,
+                    "counters %llu %llu, want %llu", U(w[0]), U(w[1]), U((uint64_t)n * ITERS));
+    RANK_OK(rmx_win_free(&win));
+    RANK_OK(rmx_finalize(ctx));
+    return 0;
+}
+
+Test(direct, cpu_atomics_and_locks_exact_under_contention_4_ranks, .timeout = RMX_T(120))
+{
+    run_ranks(4, rank_all_on, NULL);
+}
+
+Test(direct, bad_setting_is_refused)
+{
+    rmx_config_t cfg;
+    rmx_config_init(&cfg);
+    cfg.bootstrap = RMX_BOOT_SINGLE;
+    cfg.direct = (rmx_direct_t)7;
+    rmx_ctx_t *ctx = NULL;
+    cr_assert_eq(rmx_init(&cfg, &ctx), RMX_ERR_ARG);
+    cfg.direct = RMX_DIRECT_ENV;
+    setenv("RMX_DIRECT", "yes", 1);
+    cr_assert_eq(rmx_init(&cfg, &ctx), RMX_ERR_ARG);
+    unsetenv("RMX_DIRECT");
+    cr_assert_null(ctx);
+}
