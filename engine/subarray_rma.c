@@ -328,13 +328,47 @@ static int put_pack_flush(packer_t *p)
     return rc;
 }
 
-static int put_sub_packed(rmx_win_t *win, const unsigned char *from, const rmx_sub_layout_t *L,
-                          const rmx_sub_layout_t *R, int target, size_t disp)
+/* The remote side one progression of equal runs with gaps between them (a column, a strided
+ * vector), the local side the same number of runs of that length, or contiguous: the runs pair
+ * up one to one, and the pack is filled run for run without the joint walk.  *lstep: bytes
+ * between local runs. */
+static int progression(const rmx_sub_layout_t *L, const rmx_sub_layout_t *R, size_t *lstep)
 {
-    packer_t p;
-    int rc = packer_open(&p, win, target);
-    if (rc != RMX_OK)
-        return rc;
+    size_t run = R->run_bytes;
+    if (R->nouter != 1 || R->step[0] <= run || run > PACK_RUN_MAX)
+        return 0;
+    if (L->nouter == 0) { /* one local run of every byte */
+        *lstep = run;
+        return 1;
+    }
+    if (L->nouter == 1 && L->run_bytes == run && L->count[0] == R->count[0]) {
+        *lstep = L->step[0];
+        return 1;
+    }
+    return 0;
+}
+
+static int put_progression(packer_t *p, const unsigned char *src, size_t lstep,
+                           const rmx_sub_layout_t *R, size_t disp)
+{
+    size_t run = R->run_bytes, off = disp + R->base;
+    int rc = RMX_OK;
+    for (size_t k = 0; k < R->nruns; k++, src += lstep, off += R->step[0]) {
+        unsigned char *at = packer_add(p, off, run, 1);
+        if (at == NULL && ((rc = put_pack_flush(p)) != RMX_OK ||
+                           (at = packer_add(p, off, run, 1)) == NULL))
+            return rc != RMX_OK ? rc : RMX_ERR_TRANSPORT; /* an empty pack holds any such run */
+        memcpy(at, src, run);
+    }
+    return put_pack_flush(p);
+}
+
+/* Any other pair of sections: the joint walk, runs longer than PACK_RUN_MAX the usual way. */
+static int put_walk(packer_t *p, const unsigned char *from, const rmx_sub_layout_t *L,
+                    const rmx_sub_layout_t *R, size_t disp)
+{
+    rmx_win_t *win = p->win;
+    int target = p->target, rc = RMX_OK;
     rmx_sub_walk_t w;
     rmx_sub_walk_init(&w, L, R);
     stage_t st;
@@ -343,13 +377,13 @@ static int put_sub_packed(rmx_win_t *win, const unsigned char *from, const rmx_s
     size_t roff, rlen, loff, len;
     while (rc == RMX_OK && rmx_sub_walk_next_run(&w, &roff, &rlen)) {
         if (rlen > PACK_RUN_MAX) {
-            if ((rc = put_pack_flush(&p)) == RMX_OK)
+            if ((rc = put_pack_flush(p)) == RMX_OK)
                 rc = put_run(win, from, &w, rlen, target, disp + roff, &st);
             continue;
         }
-        unsigned char *at = packer_add(&p, disp + roff, rlen, 1);
-        if (at == NULL && (rc = put_pack_flush(&p)) == RMX_OK &&
-            (at = packer_add(&p, disp + roff, rlen, 1)) == NULL)
+        unsigned char *at = packer_add(p, disp + roff, rlen, 1);
+        if (at == NULL && (rc = put_pack_flush(p)) == RMX_OK &&
+            (at = packer_add(p, disp + roff, rlen, 1)) == NULL)
             rc = RMX_ERR_TRANSPORT; /* cannot be: an empty pack holds any run this short */
         while (rc == RMX_OK && rmx_sub_walk_next_piece(&w, &loff, &len)) {
             memcpy(at, from + loff, len);
@@ -357,8 +391,23 @@ static int put_sub_packed(rmx_win_t *win, const unsigned char *from, const rmx_s
         }
     }
     if (rc == RMX_OK)
-        rc = put_pack_flush(&p);
+        rc = put_pack_flush(p);
     free(st.heap);
+    return rc;
+}
+
+static int put_sub_packed(rmx_win_t *win, const unsigned char *from, const rmx_sub_layout_t *L,
+                          const rmx_sub_layout_t *R, int target, size_t disp)
+{
+    packer_t p;
+    int rc = packer_open(&p, win, target);
+    if (rc != RMX_OK)
+        return rc;
+    size_t lstep;
+    if (progression(L, R, &lstep))
+        rc = put_progression(&p, from + L->base, lstep, R, disp);
+    else
+        rc = put_walk(&p, from, L, R, disp);
     free(p.pk);
     return rc;
 }
@@ -547,9 +596,15 @@ typedef struct get_packs {
     int n;
     uint64_t token[PACKS_IN_FLIGHT];
     size_t bytes[PACKS_IN_FLIGHT];
-    rmx_sub_walk_t at[PACKS_IN_FLIGHT];
+    rmx_sub_walk_t at[PACKS_IN_FLIGHT];     /* the walk's packs: the walk at the first run */
+    size_t first[PACKS_IN_FLIGHT];          /* a progression's: the index of the first run */
     unsigned char *answer[PACKS_IN_FLIGHT]; /* [RMX_AM_PACK_MAX] each, allocated at first use */
-    rmx_sub_walk_t start;  /* the walk at the first run of the pack being built */
+    rmx_sub_walk_t start;   /* the walk at the first run of the pack being built */
+    size_t start_run;       /* a progression's: the index of that run */
+    int prog;               /* a progression (progression()): the local runs are `lrun` bytes
+                             * every `lstep` from `lbase` */
+    unsigned char *lbase;
+    size_t lstep, lrun;
 } get_packs_t;
 
 /* An answer into the caller's buffer.  The walk is at the pack's first run, its local run
@@ -581,8 +636,15 @@ static int packs_complete(get_packs_t *g)
             rmx_am_abandon(u, g->token[i]);
             continue;
         }
-        if ((rc = rmx_am_wait(u, g->token[i])) == RMX_OK)
+        if ((rc = rmx_am_wait(u, g->token[i])) != RMX_OK)
+            continue;
+        if (!g->prog) {
             scatter(g->to, &g->at[i], g->bytes[i], g->answer[i]);
+            continue;
+        }
+        unsigned char *to = g->lbase + g->first[i] * g->lstep;
+        for (size_t at = 0; at < g->bytes[i]; at += g->lrun, to += g->lstep)
+            memcpy(to, g->answer[i] + at, g->lrun);
     }
     g->n = 0;
     return rc;
@@ -608,14 +670,18 @@ static int get_pack_flush(get_packs_t *g)
     if ((rc = rmx_transfer_done(ctx, target, rc)) != RMX_OK)
         return rc;
     g->bytes[i] = pk->bytes;
-    g->at[i] = g->start;
+    if (g->prog)
+        g->first[i] = g->start_run;
+    else
+        g->at[i] = g->start;
     g->n++;
     rmx_am_pack_reset(pk, pk->base, pk->span);
     return RMX_OK;
 }
 
-/* Add the current run (the walk is at its start) to the packed gets. */
-static int get_pack_add(get_packs_t *g, const rmx_sub_walk_t *w, size_t off, size_t len)
+/* Add the current run to the packed gets: the walk's (at its start), or the progression's k-th. */
+static int get_pack_add(get_packs_t *g, const rmx_sub_walk_t *w, size_t k, size_t off,
+                        size_t len)
 {
     int rc;
     if (packer_add(&g->p, off, len, 0) == NULL) {
@@ -624,8 +690,11 @@ static int get_pack_add(get_packs_t *g, const rmx_sub_walk_t *w, size_t off, siz
         if (packer_add(&g->p, off, len, 0) == NULL)
             return RMX_ERR_TRANSPORT; /* cannot be: an empty pack holds any run this short */
     }
-    if (g->p.pk->nruns == 1)
-        g->start = *w;
+    if (g->p.pk->nruns == 1) {
+        if (w != NULL)
+            g->start = *w;
+        g->start_run = k;
+    }
     return RMX_OK;
 }
 
@@ -639,18 +708,27 @@ static int get_sub_packed(get_batch_t *b, const rmx_remote_t *rem, unsigned char
     int rc = packer_open(&g.p, b->win, b->target);
     if (rc != RMX_OK)
         return rc;
-    rmx_sub_walk_t w;
-    rmx_sub_walk_init(&w, L, R);
     stage_t st;
     st.heap = NULL;
     st.cap = 0;
-    size_t roff, rlen;
-    while (rc == RMX_OK && rmx_sub_walk_next_run(&w, &roff, &rlen)) {
-        if (rlen > PACK_RUN_MAX) {
-            if ((rc = get_pack_flush(&g)) == RMX_OK)
-                rc = get_run(b, rem, to, &w, rlen, disp + roff, &st);
-        } else {
-            rc = get_pack_add(&g, &w, disp + roff, rlen);
+    g.prog = progression(L, R, &g.lstep);
+    if (g.prog) {
+        g.lbase = to + L->base;
+        g.lrun = R->run_bytes;
+        size_t off = disp + R->base;
+        for (size_t k = 0; rc == RMX_OK && k < R->nruns; k++, off += R->step[0])
+            rc = get_pack_add(&g, NULL, k, off, g.lrun);
+    } else {
+        rmx_sub_walk_t w;
+        rmx_sub_walk_init(&w, L, R);
+        size_t roff, rlen;
+        while (rc == RMX_OK && rmx_sub_walk_next_run(&w, &roff, &rlen)) {
+            if (rlen > PACK_RUN_MAX) {
+                if ((rc = get_pack_flush(&g)) == RMX_OK)
+                    rc = get_run(b, rem, to, &w, rlen, disp + roff, &st);
+            } else {
+                rc = get_pack_add(&g, &w, 0, disp + roff, rlen);
+            }
         }
     }
     if (rc == RMX_OK)

@@ -764,6 +764,26 @@ static int runs_check(const unsigned char *body, size_t len, uint32_t nrecs, uin
     return at == len;
 }
 
+/* count runs of len bytes, pitch apart from w, written from the packed bytes at p (put) or
+ * gathered there; the common element sizes as constant-size moves, not calls. */
+#define PROGRESSION_COPY(n)                                                                   \
+    for (uint32_t i = 0; i < count; i++, w += pitch, p += (n)) {                              \
+        if (put)                                                                              \
+            memcpy(w, p, (n));                                                                \
+        else                                                                                  \
+            memcpy(p, w, (n));                                                                \
+    }
+static void progression_copy(unsigned char *w, size_t pitch, unsigned char *p, size_t len,
+                             uint32_t count, int put)
+{
+    switch (len) {
+    case 4:  PROGRESSION_COPY(4);  break;
+    case 8:  PROGRESSION_COPY(8);  break;
+    case 16: PROGRESSION_COPY(16); break;
+    default: PROGRESSION_COPY(len); break;
+    }
+}
+
 /* The runs of a checked packed body, window side `win` (the address of offset `first`): written
  * from the body (put) or gathered into out (get). */
 static void runs_copy(unsigned char *win, const unsigned char *body, size_t len, int put,
@@ -775,14 +795,12 @@ static void runs_copy(unsigned char *win, const unsigned char *body, size_t len,
         memcpy(&r, body + at, sizeof(r));
         at += sizeof(r);
         unsigned char *w = win + r.off;
-        for (uint32_t i = 0; i < r.count; i++, w += r.pitch) {
-            if (put) {
-                memcpy(w, body + at, r.len);
-                at += r.len;
-            } else {
-                memcpy(out, w, r.len);
-                out += r.len;
-            }
+        if (put) {
+            progression_copy(w, r.pitch, (unsigned char *)body + at, r.len, r.count, 1);
+            at += (size_t)r.count * r.len;
+        } else {
+            progression_copy(w, r.pitch, out, r.len, r.count, 0);
+            out += (size_t)r.count * r.len;
         }
     }
 }
