@@ -168,6 +168,8 @@ typedef struct rmx_am_pack {
     uint64_t first;         /* window offset the records' offsets count from (the first run's) */
     uint32_t nrecs, nruns;  /* records in the body, runs they describe */
     size_t last;            /* body offset of the last record's header */
+    rmx_am_run_t cur;       /* that header (the body's copy is kept up to date) */
+    uint64_t next;          /* cur.count > 1: the offset from `first` that continues it */
     size_t len;             /* body bytes used */
     size_t bytes;           /* run bytes (a get's answer) */
     unsigned char body[RMX_AM_PACK_MAX];
@@ -184,21 +186,12 @@ static inline void rmx_am_pack_reset(rmx_am_pack_t *pk, uint64_t base, uint64_t 
     pk->bytes = 0;
 }
 
-/* The run at rel (bytes from `first`) of len bytes continues record r: the same length, and the
- * next step of its progression (a record of one run takes its pitch from this one). */
-static inline int rmx_am_run_continues(const rmx_am_run_t *r, uint64_t rel, size_t len)
-{
-    if (r->len != len)
-        return 0;
-    if (r->count == 1)
-        return rel >= (uint64_t)r->off + len;
-    return rel == (uint64_t)r->off + (uint64_t)r->count * r->pitch;
-}
-
 /* Add the run [off, off+len) of the window (ascending: after the pack's last run), with room for
  * its bytes when `data` (a put): where they go in the body, or NULL when the pack has no room
- * for it (send it, reset, add again).  A run longer than RMX_AM_PACK_MAX - sizeof(rmx_am_run_t)
- * never fits. */
+ * for it (send it, reset, add again).  A run of the same length as the last record's, at the
+ * next step of its progression, extends that record (a record of one run takes its pitch from
+ * the second); any other starts a record.  A run longer than
+ * RMX_AM_PACK_MAX - sizeof(rmx_am_run_t) never fits. */
 static inline unsigned char *rmx_am_pack_add(rmx_am_pack_t *pk, uint64_t off, size_t len,
                                              int data)
 {
@@ -206,29 +199,28 @@ static inline unsigned char *rmx_am_pack_add(rmx_am_pack_t *pk, uint64_t off, si
         pk->first = off;
     size_t bytes = data ? len : 0;
     if (len > RMX_AM_PACK_MAX || off < pk->first || off - pk->first > UINT32_MAX - len ||
-        (!data && len > RMX_AM_PACK_MAX - pk->bytes))
+        bytes > RMX_AM_PACK_MAX - pk->len || (!data && len > RMX_AM_PACK_MAX - pk->bytes))
         return NULL;
     uint64_t rel = off - pk->first;
-    rmx_am_run_t r;
-    if (pk->nrecs > 0) {
-        memcpy(&r, pk->body + pk->last, sizeof(r));
-        if (rmx_am_run_continues(&r, rel, len) && r.count < UINT32_MAX &&
-            bytes <= RMX_AM_PACK_MAX - pk->len) {
-            if (r.count == 1)
-                r.pitch = (uint32_t)(rel - r.off);
-            r.count++;
-            memcpy(pk->body + pk->last, &r, sizeof(r));
-            goto added;
+    rmx_am_run_t *r = &pk->cur;
+    if (pk->nrecs > 0 && r->len == len && r->count < UINT32_MAX &&
+        (r->count > 1 ? rel == pk->next : rel >= (uint64_t)r->off + len)) {
+        if (r->count == 1) {
+            r->pitch = (uint32_t)(rel - r->off);
+            pk->next = rel;
         }
+        r->count++;
+        pk->next += r->pitch;
+        memcpy(pk->body + pk->last, r, sizeof(*r));
+    } else {
+        if (sizeof(*r) + bytes > RMX_AM_PACK_MAX - pk->len)
+            return NULL;
+        *r = (rmx_am_run_t){.off = (uint32_t)rel, .len = (uint32_t)len, .count = 1, .pitch = 0};
+        pk->last = pk->len;
+        memcpy(pk->body + pk->len, r, sizeof(*r));
+        pk->len += sizeof(*r);
+        pk->nrecs++;
     }
-    if (sizeof(r) + bytes > RMX_AM_PACK_MAX - pk->len)
-        return NULL;
-    r = (rmx_am_run_t){.off = (uint32_t)rel, .len = (uint32_t)len, .count = 1, .pitch = 0};
-    pk->last = pk->len;
-    memcpy(pk->body + pk->len, &r, sizeof(r));
-    pk->len += sizeof(r);
-    pk->nrecs++;
-added:
     pk->len += bytes;
     pk->bytes += len;
     pk->nruns++;
