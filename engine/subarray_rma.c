@@ -31,13 +31,13 @@
  *
  * Measured 2026-12-03 with build/rmx_perf, UCX_TLS=tcp,self, 2 ranks: a 4 KiB column (512 runs
  * of 8 B) against one contiguous 4 KiB put or get in the same run, 5 runs interleaved with the
- * build before this, load average 9.4 on the 2 shared cores, median of the per-run ratios:
- * before, put_col/put_lat 41.8x (796 us) and get_col/get_lat 202x (3081 us); packed, 1.08x
- * (27.6 us) and 1.22x (28.6 us).  Single rows swing between ~15 and ~150 us with the machine's
- * scheduling, whichever the path; 6 runs at load 4.3-4.8 gave 1.46x and 2.40x (53x and 161x
- * before).  With the target asleep between messages (--idle-target 1: its agent wakes for each)
- * 4101 -> 90 us and 9584 -> 141 us.  By run length (64 KiB sections and smaller, put_sub +
- * completion, then get_sub): packing won at every run length that leaves room for 3 runs in a
+ * build before this, load average 8.8-9.4 on the 2 shared cores, median of the per-run ratios:
+ * before, put_col/put_lat 182x (3745 us) and get_col/get_lat 341x (13358 us); packed, 1.70x
+ * (36.4 us) and 1.85x (40.4 us).  Single rows swing between ~15 and ~150 us with the machine's
+ * scheduling, whichever the path; earlier sets gave 1.08x and 1.22x (41.8x and 202x before, load
+ * 9.4) and 1.46x and 2.40x (53x and 161x before, load 4.3-4.8).  With the target asleep between
+ * messages (--idle-target 1: its agent wakes for each) 4101 -> 90 us and 9584 -> 141 us.
+ * By run length (64 KiB sections and smaller, put_sub + completion, then get_sub): packing won at every run length that leaves room for 3 runs in a
  * 32 KiB message (16 runs of 8 KiB: 103 us vs 179 us per-run; 150 vs 180 with 16 KiB messages),
  * so runs of up to 8 KiB are packed, and messages of 32 KiB beat 8 and 16 KiB for runs of 1-4 KiB
  * (32 runs of 4 KiB: 70 us vs 155 and 333).
