@@ -210,7 +210,7 @@ Test(agree, a_window_beyond_rlimit_as_is_refused_2_ranks, .timeout = RMX_T(60))
  * it lets them go all goes on.  MAX_WINS stays well below the machine's sysv segment limit
  * (SHMMNI, 4096 for the whole machine): 3 ranks of 2000 windows used them all up, and every other
  * test running meanwhile failed its rmx_init with RMX_ERR_NOMEM (badinput, 1 run in 3). */
-#define MAX_WINS 300
+#define MAX_WINS 150
 static int rank_fd_exhaustion(const rmx_config_t *cfg, void *arg)
 {
     (void)arg;
