@@ -260,6 +260,62 @@ static int put_run(rmx_win_t *win, const unsigned char *from, rmx_sub_walk_t *w,
     return rmx_tracker_put(win, buf, rlen, target, rdisp);
 }
 
+/* ---------------------------------------------------------------- runs in lockstep over UCP
+ * Both sides cut into runs alike (same_runs) and no two remote runs touching (so every run is a
+ * maximal one, the one UCP put the general walk would issue for it): the section is one tracker
+ * decision, as a packed put is (rmx_tracker_put_span: earlier staged bytes of the span go out
+ * first, a fence after earlier puts to them, the span pending until the segment ends), then one
+ * UCP put per run straight from local memory, the two cursors stepping together.  The general
+ * walk cost about 250 instructions of walking and tracking around each put of a column
+ * (callgrind, put_col RMX_DIRECT=0). */
+static int runs_never_touch(const rmx_sub_layout_t *l)
+{
+    size_t back = 0; /* how far the faster dimensions' steps went before this one wraps them */
+    for (int d = 0; d < l->nouter; d++) {
+        if (l->step[d] == back + l->run_bytes)
+            return 0;
+        back += (l->count[d] - 1) * l->step[d];
+    }
+    return 1;
+}
+
+typedef struct lockstep {
+    rmx_win_t *win;
+    int target;
+    size_t disp;
+    const unsigned char *from;
+    const rmx_sub_layout_t *L, *R;
+} lockstep_t;
+
+static int send_lockstep(void *arg)
+{
+    const lockstep_t *p = arg;
+    rmx_ctx_t *ctx = p->win->ctx;
+    const rmx_remote_t *rem = &p->win->remote[p->target];
+    ucp_ep_h ep = rmx_ep(ctx, p->target);
+    uint64_t raddr = rem->addr + p->disp;
+    size_t run = p->R->run_bytes;
+    rmx_sub_cursor_t t, f;
+    rmx_sub_cursor_init(&t, p->R);
+    rmx_sub_cursor_init(&f, p->L);
+    int rc = RMX_OK;
+    for (size_t k = 0; k < p->R->nruns && rc == RMX_OK; k++) {
+        ctx->stats.ucp_puts++;
+        rc = rmx_ucx_put(&ctx->ucx, ep, NULL, p->from + f.off, run, raddr + t.off, rem->rkey);
+        rmx_sub_cursor_step(&t);
+        rmx_sub_cursor_step(&f);
+    }
+    return rc;
+}
+
+static int put_sub_lockstep(rmx_win_t *win, const unsigned char *from, const rmx_sub_layout_t *L,
+                            const rmx_sub_layout_t *R, int target, size_t disp)
+{
+    lockstep_t p = {win, target, disp, from, L, R};
+    rmx_ucx_tick(&win->ctx->ucx);
+    return rmx_tracker_put_span(win, target, disp + R->lo, disp + R->hi, send_lockstep, &p);
+}
+
 /* ---------------------------------------------------------------- packed runs (active messages)
  * Where rmx's own active messages carry RMA (tcp), the runs of at most PACK_RUN_MAX bytes go
  * packed, many to a message (ucx.h rmx_am_pack_t): a put's runs with their bytes, unpacked by
@@ -437,6 +493,8 @@ int rmx_put_sub(rmx_win_t *win, const void *src, const rmx_sub_t *local, int tar
     const unsigned char *from = src;
     if (rmx_am(win->ctx, target) != NULL)
         return put_sub_packed(win, from, &L, &R, target, disp);
+    if (same_runs(&L, &R) && runs_never_touch(&R))
+        return put_sub_lockstep(win, from, &L, &R, target, disp);
     rmx_sub_walk_t w;
     rmx_sub_walk_init(&w, &L, &R);
     stage_t st;
