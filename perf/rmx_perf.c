@@ -64,7 +64,7 @@ static void usage(FILE *f, const char *argv0)
             "  --ranks N        ranks to fork when not launched by mpirun/srun (default 2)\n"
             "  --target R       rank that rank 0 talks to (default: the last)\n"
             "  --baseline B     ucp (default): raw UCP beside rmx; none: rmx only\n"
-            "  --csv, --json    machine-readable output instead of the table\n"
+            "  --csv, --json    machine-readable output instead of the table (the last wins)\n"
             "  --plot FILE      also write an SVG chart of every swept test\n"
             "  --mpi FILE       show Open MPI results (perf/mpi/osu_rma, osc ucx) beside;\n"
             "                   repeatable: the median over the files\n"
@@ -198,10 +198,10 @@ static int parse_args(int argc, char **argv, perf_opts_t *o)
             bad = v == NULL || o->nmerge == PERF_MAX_FILES || (o->merge[o->nmerge++] = v, 0);
         else {
             takes = 0;
-            if (strcmp(a, "--csv") == 0)
-                o->csv = 1;
+            if (strcmp(a, "--csv") == 0) /* the last of --csv and --json wins (compare.sh */
+                o->csv = 1, o->json = 0; /* appends --csv to the user's options per round) */
             else if (strcmp(a, "--json") == 0)
-                o->json = 1;
+                o->json = 1, o->csv = 0;
             else if (strcmp(a, "--progress") == 0)
                 o->progress = 1;
             else if (strcmp(a, "--quiet") == 0)

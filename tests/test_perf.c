@@ -293,7 +293,7 @@ Test(perf, merge_shows_osc_sm_and_openshmem_columns)
     cr_expect(strstr(r.out, "\n# Open MPI osc/sm: osc: sm (Open MPI 4.1)") != NULL, "%s", r.out);
     free(r.out);
 
-    snprintf(args, sizeof(args), "--csv %s", files);
+    snprintf(args, sizeof(args), "--json --csv %s", files); /* the last wins: compare.sh's way */
     r = run_perf(args);
     cr_assert_eq(r.status, 0, "stderr:\n%s\nstdout:\n%s", r.err, r.out);
     cr_expect(strstr(r.out, "\ntest,size,unit,rmx,ucp,rmx_over_ucp,mpi_sm,rmx_over_mpi_sm,shmem,"
