@@ -1,7 +1,8 @@
 /*
  * plot.c — --plot FILE.svg: one panel per swept test (value vs message size, both axes log),
  * rmx, raw UCP and (when given) Open MPI (osc ucx, osc sm) and OpenSHMEM as lines on the same
- * panel, with a legend under the axes and labelled axes.  Hand-written SVG: no plotting library to install, and any browser shows it.
+ * panel, with a legend under the axes and labelled axes.  Hand-written SVG: no plotting library
+ * to install, and any browser shows it.
  */
 #include <stdio.h>
 #include <string.h>
