@@ -143,7 +143,15 @@ $(BUILD)/tests/caf-oca/%: tests/caf/%.f90
 $(BUILD)/obj/tests/%.o: CFLAGS_ALL += -DRMX_TEST_BIN_DIR='"$(CURDIR)/$(BUILD)/tests"'
 $(BUILD)/obj/tests/%.o: CFLAGS_ALL += -DRMX_TEST_SRC_DIR='"$(CURDIR)/tests"'
 
-tests: $(BUILD)/rmx_tests $(PROG_BIN) caf $(CAF_OCA_PROG) $(BUILD)/rmx_perf
+# The OpenSHMEM column of make compare (Open MPI's oshmem), built when oshcc is installed;
+# tests/test_perf.c runs it once under oshrun.
+OSHCC ?= $(shell command -v oshcc 2>/dev/null)
+SHMEM_BENCH = $(if $(OSHCC),$(BUILD)/perf/bench_shmem)
+$(BUILD)/perf/bench_shmem: perf/shmem/bench_shmem.c perf/perf.h api/rmx.h
+	@mkdir -p $(@D)
+	$(OSHCC) -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o $@ $< -lm
+
+tests: $(BUILD)/rmx_tests $(PROG_BIN) caf $(CAF_OCA_PROG) $(BUILD)/rmx_perf $(SHMEM_BENCH)
 
 # The whole suite four ways: default transports (peers' windows reached directly with loads,
 # stores and CPU atomics: rmx_direct_t); the same through UCP (RMX_DIRECT=0); tcp only (what

@@ -263,7 +263,8 @@ int rmx_peer_status(rmx_ctx_t *ctx, int rank);
  * rank has begun its own. */
 int rmx_fail(rmx_ctx_t *ctx);
 /* Progress: serve what peers sent to this rank (where the agent does not) and advance this rank's
- * own operations; nothing else.  Every blocking call does this too, rmx_sync_memory included. */
+ * own operations; nothing else.  Every blocking call does this too, and so does rmx_sync_memory
+ * (with nothing outstanding, once in 1024 calls). */
 int rmx_progress(rmx_ctx_t *ctx);
 /* Rank / number of ranks; negative RMX_ERR_CTX for a bad context. */
 int rmx_rank(rmx_ctx_t *ctx);
@@ -411,6 +412,10 @@ typedef struct rmx_stats {
     uint64_t cas_retries;                  /* failed CAS attempts in emulated atomics    */
     uint64_t lock_retries;                 /* back-off rounds while a lock was contended */
     uint64_t barriers;                     /* rmx_sync_all barriers completed            */
+    /* Strided sections over rmx's active messages (tcp): short runs carried many to a message,
+     * each message also counted as one of ucp_puts / ucp_gets. */
+    uint64_t packed_msgs;                  /* packed messages sent (puts and gets)        */
+    uint64_t packed_runs;                  /* remote runs they carried                   */
     /* The progress agent (rmx_progress_t), since init (rmx_stats_reset leaves these): */
     uint64_t agent_wakeups;                /* times it woke up to serve requests         */
     uint64_t agent_cpu_ns;                 /* CPU time it used (ns)                      */

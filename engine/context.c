@@ -391,6 +391,8 @@ static int release_context(rmx_ctx_t *ctx, int boot_open, int finalizing)
     int rc = RMX_OK;
     if (ctx->tracker != NULL)
         rmx_tracker_destroy(ctx);
+    free(ctx->sub_memo);
+    ctx->sub_memo = NULL;
     if (ctx->peers != NULL) {
         /* Every request of ours is answered before our endpoints go.  Where UCX serves RMA in
          * software itself (atomics on registered memory over shared memory), the target answers

@@ -124,6 +124,8 @@ struct rmx_ctx {
     ucp_mem_h *orphans;
     int n_orphans;
     struct rmx_tracker *tracker;
+    struct rmx_sub_memo *sub_memo;  /* [2] the last local and remote section layouts (NULL
+                                     * until the first section call; subarray_rma.c) */
     int direct;                     /* copies to and from mapped peers (cfg.direct on) */
     int direct_atomics;             /* and CPU atomics on them: agreed by every rank at init */
     rmx_stats_t stats;
@@ -378,6 +380,10 @@ int rmx_tracker_create(rmx_ctx_t *ctx);
 void rmx_tracker_destroy(rmx_ctx_t *ctx);
 /* A put of [disp, disp+len) at target of win; src is reusable when this returns. */
 int rmx_tracker_put(rmx_win_t *win, const void *src, size_t len, int target, size_t disp);
+/* A caller-sent message writing only bytes of [lo, hi) of win at target, tracked as one put of
+ * that range (tracker.c). */
+int rmx_tracker_put_span(rmx_win_t *win, int target, size_t lo, size_t hi,
+                         int (*send)(void *arg), void *arg);
 /* Before a get (or an atomic) reads/updates [disp, disp+len) at target: resolve dependencies.
  * Call it through rmx_tracker_access (tracker.h), which decides the no-dependency case inline. */
 int rmx_tracker_before_access(rmx_win_t *win, int target, size_t disp, size_t len);

@@ -234,7 +234,8 @@ RMW_INLINE int check_access(rmx_win_t *win, int count, rmx_dtype_t dt, int targe
     int rc = rmx_check_target(win, target, disp, (size_t)count * size);
     if (rc != RMX_OK)
         return rc;
-    if (disp % size != 0 || (win->remote[target].addr + disp) % size != 0)
+    /* size is 4 or 8: a mask, not two divisions on every call */
+    if (((disp | (win->remote[target].addr + disp)) & (size - 1)) != 0)
         return RMX_ERR_ALIGN;
     /* Nested epochs are not allowed: an implicit one inside an explicit one on this target. */
     if ((assert & RMX_MODE_PASSIVE_EPOCH_IMPLICIT) && win->lock_held[target])
@@ -409,27 +410,38 @@ RMW_INLINE int site_open(rmw_site_t *s, rmx_win_t *win, rmx_dtype_t dt, int coun
     return rmx_tracker_access(win, target, disp, (size_t)count * s->size);
 }
 
+/* Non-fetching atomics issued to target are complete there once this returns. */
+static int flush_target_of(rmx_ctx_t *ctx, int target)
+{
+    ctx->stats.flushes_ep++;
+    return rmx_ucx_flush_ep(&ctx->ucx, rmx_ep(ctx, target), rmx_am(ctx, target));
+}
+
 RMW_INLINE int site_close(rmw_site_t *s, int rc)
 {
     if (s->unflushed) {
-        s->ctx->stats.flushes_ep++;
-        int rc2 = rmx_ucx_flush_ep(&s->ctx->ucx, rmx_ep(s->ctx, s->target),
-                                   rmx_am(s->ctx, s->target));
+        int rc2 = flush_target_of(s->ctx, s->target);
         rc = rc != RMX_OK ? rc : rc2;
     }
     return rc;
 }
 
+/* An implicit epoch without NOCHECK: the call is wrapped in the target's exclusive lock. */
+static inline int takes_lock(int assert)
+{
+    return (assert & RMX_MODE_PASSIVE_EPOCH_IMPLICIT) && !(assert & RMX_MODE_NOCHECK);
+}
+
 static int epoch_begin(rmx_win_t *win, int target, int assert)
 {
-    if ((assert & RMX_MODE_PASSIVE_EPOCH_IMPLICIT) && !(assert & RMX_MODE_NOCHECK))
+    if (takes_lock(assert))
         return rmx_win_lock(win, RMX_LOCK_EXCLUSIVE, target, 0);
     return RMX_OK;
 }
 
 static int epoch_end(rmx_win_t *win, int target, int assert, int rc)
 {
-    if ((assert & RMX_MODE_PASSIVE_EPOCH_IMPLICIT) && !(assert & RMX_MODE_NOCHECK)) {
+    if (takes_lock(assert)) {
         int rc2 = rmx_win_unlock(win, target);
         rc = rc != RMX_OK ? rc : rc2;
     }
@@ -450,11 +462,53 @@ RMW_INLINE int rmw_elements(rmx_win_t *win, const void *operand, int count, rmx_
     return site_close(&s, rc);
 }
 
+/* The commonest call by far, after the checks: one element, an op the transport does natively,
+ * no lock to take (a counter, a ticket, a flag).  The same atomic (rmx_remote_amo) and the same
+ * completion rule as the general path, without its per-call site, loop and epoch layers, which
+ * cost as many instructions as the atomic's own path (callgrind: ~220 around a CPU atomic).
+ * RMW_NOT_SINGLE when the call is not of that kind. */
+#define RMW_NOT_SINGLE 1
+RMW_INLINE int rmw_single(rmx_win_t *win, const void *operand, rmx_dtype_t dt, void *result,
+                          int target, size_t disp, rmx_rmw_op_t op)
+{
+    size_t size = dtypes[dt].size;
+    int fetch = result != NULL;
+    ucp_atomic_op_t uop;
+    uint64_t value;
+    if (op == RMX_OP_NO_OP ||
+        !rmw_native(op, dt, fetch, operand_needed(op) ? elem_load(operand, 0, size) : 0, &uop,
+                    &value) ||
+        (!fetch && uop == UCP_ATOMIC_OP_SWAP))
+        return RMW_NOT_SINGLE;
+    rmx_ctx_t *ctx = win->ctx;
+    const rmx_remote_t *rem = &win->remote[target];
+    ctx->stats.atomics++;
+    int rc = rmx_tracker_access(win, target, disp, size);
+    if (rc != RMX_OK)
+        return rc;
+    uint64_t old = 0;
+    if (size == 8) {
+        rc = rmx_remote_amo(ctx, rem, target, uop, &value, fetch ? &old : NULL, 8, disp);
+    } else {
+        uint32_t v = (uint32_t)value, r = 0;
+        rc = rmx_remote_amo(ctx, rem, target, uop, &v, fetch ? &r : NULL, 4, disp);
+        old = r;
+    }
+    if (rc == RMX_OK && fetch)
+        elem_store(result, 0, size, old);
+    if (!fetch && rc == RMX_OK && !rmx_remote_amo_direct(ctx, rem)) /* as site_close */
+        rc = flush_target_of(ctx, target);
+    return rc;
+}
+
 int rmx_rmw(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt, void *result,
             int target, size_t disp, int assert, rmx_rmw_op_t op)
 {
     int rc = check_rmw(win, operand, count, dt, target, disp, assert, op);
     if (rc != RMX_OK || count == 0)
+        return rc;
+    if (count == 1 && !takes_lock(assert) &&
+        (rc = rmw_single(win, operand, dt, result, target, disp, op)) != RMW_NOT_SINGLE)
         return rc;
     if ((rc = epoch_begin(win, target, assert)) != RMX_OK)
         return rc;

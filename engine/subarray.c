@@ -116,6 +116,48 @@ int rmx_sub_layout(const rmx_sub_t *s, rmx_sub_layout_t *out)
     return RMX_OK;
 }
 
+/* The fields a layout defines (count and step only below nouter). */
+static void layout_copy(rmx_sub_layout_t *to, const rmx_sub_layout_t *from)
+{
+    to->elem_size = from->elem_size;
+    to->nelem = from->nelem;
+    to->run_elems = from->run_elems;
+    to->run_bytes = from->run_bytes;
+    to->nruns = from->nruns;
+    to->base = from->base;
+    to->lo = from->lo;
+    to->hi = from->hi;
+    to->nouter = from->nouter;
+    for (int d = 0; d < from->nouter; d++) {
+        to->count[d] = from->count[d];
+        to->step[d] = from->step[d];
+    }
+}
+
+static int same_descriptor(const rmx_sub_t *a, const rmx_sub_t *b)
+{
+    return a->elem_size == b->elem_size && a->rank == b->rank && a->order == b->order &&
+           memcmp(a->dim, b->dim, (size_t)a->rank * sizeof(a->dim[0])) == 0;
+}
+
+int rmx_sub_layout_memo(rmx_sub_memo_t *m, const rmx_sub_t *s, rmx_sub_layout_t *out)
+{
+    if (m->valid && header_ok(s) && out != NULL && same_descriptor(s, &m->sub)) {
+        layout_copy(out, &m->layout);
+        return RMX_OK;
+    }
+    int rc = rmx_sub_layout(s, out);
+    if (rc == RMX_OK) {
+        m->sub.elem_size = s->elem_size;
+        m->sub.rank = s->rank;
+        m->sub.order = s->order;
+        memcpy(m->sub.dim, s->dim, (size_t)s->rank * sizeof(s->dim[0]));
+        layout_copy(&m->layout, out);
+        m->valid = 1;
+    }
+    return rc;
+}
+
 int rmx_sub_match(const rmx_sub_layout_t *local, const rmx_sub_layout_t *remote)
 {
     if (local->elem_size != remote->elem_size || local->nelem != remote->nelem)

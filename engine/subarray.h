@@ -45,6 +45,16 @@ typedef struct rmx_sub_layout {
  * (first + (count-1)*stride >= extent), or an array whose byte size overflows size_t. */
 int rmx_sub_layout(const rmx_sub_t *s, rmx_sub_layout_t *out);
 
+/* rmx_sub_layout remembering the last valid descriptor it was given: the same descriptor again
+ * (a loop moving one section shape, the common case) costs a compare and a copy instead of the
+ * arithmetic and the checks.  A memo starts zeroed. */
+typedef struct rmx_sub_memo {
+    int valid;
+    rmx_sub_t sub;          /* header and dim[0..rank) are what is compared */
+    rmx_sub_layout_t layout;
+} rmx_sub_memo_t;
+int rmx_sub_layout_memo(rmx_sub_memo_t *m, const rmx_sub_t *s, rmx_sub_layout_t *out);
+
 /* The two sides of one transfer agree: same element size and element count (RMX_ERR_ARG). */
 int rmx_sub_match(const rmx_sub_layout_t *local, const rmx_sub_layout_t *remote);
 

@@ -1,22 +1,46 @@
 /*
  * subarray_rma.c — rmx_put_sub / rmx_get_sub: the origin-side checks, then one UCP operation per
- * remote run found by the walk of engine/subarray.c (DESIGN.md "Subarrays and contiguity").
+ * remote run found by the walk of engine/subarray.c (DESIGN.md "Subarrays and contiguity"), or,
+ * over rmx's active messages (tcp), the short runs packed many to a message.
  *
- * Each remote contiguous run is exactly one UCP operation.  Its local side cannot be an iovec:
- * in UCX 1.13.1 ucp_put_nbx/ucp_get_nbx take only contiguous data — ucp.h says "Only the datatype
- * ucp_dt_make_contig(1) is supported" for both, and in src/ucp/rma/rma_send.c the default (v1)
+ * Over UCP, each remote contiguous run is exactly one operation.  Its local side cannot be an
+ * iovec: in UCX 1.13.1 ucp_put_nbx/ucp_get_nbx take only contiguous data — ucp.h says "Only the
+ * datatype ucp_dt_make_contig(1) is supported" for both, and in src/ucp/rma/rma_send.c the (v1)
  * path ucp_put_nbx -> ucp_rma_nonblocking -> ucp_rma_request_init sets
  * req->send.datatype = ucp_dt_make_contig(1) whatever param->datatype says, so an IOV datatype
  * would be read as raw bytes.  So when several local pieces cover one remote run they are
  * gathered into a staging buffer first (put), or the run is read into staging and scattered (get).
  *
- * Packing many short remote runs into one active message that the target scatters was measured
- * (tests/prog_sub_bench.c) and not adopted.  It can win for runs of 8-64 B, by up to ~6x, but
- * only while the target sits in a progress loop; for runs of 512 B and more it always lost (6x to
- * over 100x); a target that computes holds the data back for the whole busy time (milliseconds
- * where per-run puts take microseconds); and a segment end would need an acknowledgement from
- * the target, since a flush completes the AM's delivery, not its handler.  Per-run puts complete
- * with no target involvement, which is the guarantee rmx makes.  Figures in the bench.
+ * Where UCP does RMA one-sidedly (shared memory) that stays so.  Where rmx's own active messages
+ * carry RMA (tcp: transports/am_rma.c, served at the target by rmx's handlers) every run would
+ * be a message the target's handler applies and, for a put, acknowledges; there the short runs
+ * travel packed instead (below): many to a message, a put's with their bytes, unpacked by the
+ * target's handler and acknowledged once; a get as one run list, answered with the bytes back
+ * to back and scattered here.  A record describes a progression of equal runs (ucx.h
+ * rmx_am_pack_t), so a column is one 16-byte record and its bytes.
+ *
+ * Packing was measured once before (tests/prog_sub_bench.c, over shared memory) and rejected:
+ * the target had to sit in a progress loop to unpack, a computing target held the data back for
+ * its whole busy time, and a segment end would have needed an acknowledgement from the target.
+ * None of that holds on the active-message route any more: the target's progress agent
+ * (transports/agent.c) serves the handlers whenever the target is busy outside rmx, every put
+ * there is already acknowledged by the handler that applied it (am_rma.c), and flushes wait for
+ * those acknowledgements; per-run messages needed the same target.  A packed put is tracked as
+ * one put of the bytes its runs span (rmx_tracker_put_span): staged puts to those bytes go out
+ * first, it is fenced after earlier puts to them, and a later get or atomic of them flushes.
+ *
+ * Measured 2026-12-03 with build/rmx_perf, UCX_TLS=tcp,self, 2 ranks: a 4 KiB column (512 runs
+ * of 8 B) against one contiguous 4 KiB put or get in the same run, 5 runs interleaved with the
+ * build before this, load average 8.8-9.4 on the 2 shared cores, median of the per-run ratios:
+ * before, put_col/put_lat 182x (3745 us) and get_col/get_lat 341x (13358 us); packed, 1.70x
+ * (36.4 us) and 1.85x (40.4 us).  Single rows swing between ~15 and ~150 us with the machine's
+ * scheduling, whichever the path; earlier sets gave 1.08x and 1.22x (41.8x and 202x before, load
+ * 9.4) and 1.46x and 2.40x (53x and 161x before, load 4.3-4.8).  With the target asleep between
+ * messages (--idle-target 1: its agent wakes for each) 4101 -> 90 us and 9584 -> 141 us.
+ * By run length (64 KiB sections and smaller, put_sub + completion, then get_sub): packing won at every run length that leaves room for 3 runs in a
+ * 32 KiB message (16 runs of 8 KiB: 103 us vs 179 us per-run; 150 vs 180 with 16 KiB messages),
+ * so runs of up to 8 KiB are packed, and messages of 32 KiB beat 8 and 16 KiB for runs of 1-4 KiB
+ * (32 runs of 4 KiB: 70 us vs 155 and 333).
  */
 #include <stdlib.h>
 #include "rma.h"
@@ -32,8 +56,12 @@ static int check_sub_call(rmx_win_t *win, const void *buf, const rmx_sub_t *loca
     int rc = rmx_win_check(win);
     if (rc != RMX_OK)
         return rc;
-    if (rmx_sub_layout(local, L) != RMX_OK || rmx_sub_layout(remote, R) != RMX_OK ||
-        rmx_sub_match(L, R) != RMX_OK)
+    rmx_ctx_t *ctx = win->ctx;
+    if (ctx->sub_memo == NULL && (ctx->sub_memo = calloc(2, sizeof(rmx_sub_memo_t))) == NULL)
+        return RMX_ERR_NOMEM;
+    rmx_sub_memo_t *memo = ctx->sub_memo;
+    if (rmx_sub_layout_memo(&memo[0], local, L) != RMX_OK ||
+        rmx_sub_layout_memo(&memo[1], remote, R) != RMX_OK || rmx_sub_match(L, R) != RMX_OK)
         return RMX_ERR_ARG;
     if (buf == NULL && L->nelem > 0)
         return RMX_ERR_ARG;
@@ -213,6 +241,233 @@ static int mapped_sub_copy(rmx_win_t *win, int target, unsigned char *mapped, un
     return RMX_OK;
 }
 
+/* One remote run, the usual way: straight from local memory when one piece covers it, else
+ * gathered into staging first. */
+static int put_run(rmx_win_t *win, const unsigned char *from, rmx_sub_walk_t *w, size_t rlen,
+                   int target, size_t rdisp, stage_t *st)
+{
+    size_t loff, len;
+    if (rmx_sub_walk_run_is_one_piece(w, &loff))
+        return rmx_tracker_put(win, from + loff, rlen, target, rdisp);
+    unsigned char *buf = stage_get(st, rlen);
+    if (buf == NULL)
+        return RMX_ERR_NOMEM;
+    size_t at = 0;
+    while (rmx_sub_walk_next_piece(w, &loff, &len)) {
+        memcpy(buf + at, from + loff, len);
+        at += len;
+    }
+    return rmx_tracker_put(win, buf, rlen, target, rdisp);
+}
+
+/* ---------------------------------------------------------------- runs in lockstep over UCP
+ * Both sides cut into runs alike (same_runs) and no two remote runs touching (so every run is a
+ * maximal one, the one UCP put the general walk would issue for it): the section is one tracker
+ * decision, as a packed put is (rmx_tracker_put_span: earlier staged bytes of the span go out
+ * first, a fence after earlier puts to them, the span pending until the segment ends), then one
+ * UCP put per run straight from local memory, the two cursors stepping together.  The general
+ * walk cost about 250 instructions of walking and tracking around each put of a column
+ * (callgrind, put_col RMX_DIRECT=0). */
+static int runs_never_touch(const rmx_sub_layout_t *l)
+{
+    size_t back = 0; /* how far the faster dimensions' steps went before this one wraps them */
+    for (int d = 0; d < l->nouter; d++) {
+        if (l->step[d] == back + l->run_bytes)
+            return 0;
+        back += (l->count[d] - 1) * l->step[d];
+    }
+    return 1;
+}
+
+typedef struct lockstep {
+    rmx_win_t *win;
+    int target;
+    size_t disp;
+    const unsigned char *from;
+    const rmx_sub_layout_t *L, *R;
+} lockstep_t;
+
+static int send_lockstep(void *arg)
+{
+    const lockstep_t *p = arg;
+    rmx_ctx_t *ctx = p->win->ctx;
+    const rmx_remote_t *rem = &p->win->remote[p->target];
+    ucp_ep_h ep = rmx_ep(ctx, p->target);
+    uint64_t raddr = rem->addr + p->disp;
+    size_t run = p->R->run_bytes;
+    rmx_sub_cursor_t t, f;
+    rmx_sub_cursor_init(&t, p->R);
+    rmx_sub_cursor_init(&f, p->L);
+    int rc = RMX_OK;
+    for (size_t k = 0; k < p->R->nruns && rc == RMX_OK; k++) {
+        ctx->stats.ucp_puts++;
+        rc = rmx_ucx_put(&ctx->ucx, ep, NULL, p->from + f.off, run, raddr + t.off, rem->rkey);
+        rmx_sub_cursor_step(&t);
+        rmx_sub_cursor_step(&f);
+    }
+    return rc;
+}
+
+static int put_sub_lockstep(rmx_win_t *win, const unsigned char *from, const rmx_sub_layout_t *L,
+                            const rmx_sub_layout_t *R, int target, size_t disp)
+{
+    lockstep_t p = {win, target, disp, from, L, R};
+    rmx_ucx_tick(&win->ctx->ucx);
+    return rmx_tracker_put_span(win, target, disp + R->lo, disp + R->hi, send_lockstep, &p);
+}
+
+/* ---------------------------------------------------------------- packed runs (active messages)
+ * Where rmx's own active messages carry RMA (tcp), the runs of at most PACK_RUN_MAX bytes go
+ * packed, many to a message (ucx.h rmx_am_pack_t): a put's runs with their bytes, unpacked by
+ * the target's handler (its progress agent when it is busy outside rmx) and acknowledged once;
+ * a get's run list, answered with the bytes back to back and scattered here.  A pack holds
+ * consecutive runs of the walk: a longer run closes it and goes the usual way. */
+#define PACK_RUN_MAX (RMX_AM_PACK_MAX / 4) /* a message holds at least 3 such runs */
+/* Packed gets in flight at once, each answer in a buffer of its own. */
+#define PACKS_IN_FLIGHT 4
+
+typedef struct packer {
+    rmx_win_t *win;
+    int target;
+    size_t lo, hi;          /* window bytes the pack's runs lie in (a put's, for the tracker) */
+    rmx_am_pack_t *pk;
+} packer_t;
+
+static int packer_open(packer_t *p, rmx_win_t *win, int target)
+{
+    p->win = win;
+    p->target = target;
+    p->pk = malloc(sizeof(*p->pk));
+    if (p->pk == NULL)
+        return RMX_ERR_NOMEM;
+    rmx_am_pack_reset(p->pk, win->remote[target].addr, win->remote[target].size);
+    return RMX_OK;
+}
+
+/* Room in the pack for the run [off, off+len) (with its bytes: a put): where they go, or NULL
+ * when the pack must go first. */
+static unsigned char *packer_add(packer_t *p, size_t off, size_t len, int put)
+{
+    unsigned char *at = rmx_am_pack_add(p->pk, off, len, put);
+    if (at != NULL) {
+        int first = p->pk->nruns == 1;
+        p->lo = first || off < p->lo ? off : p->lo;
+        p->hi = first || off + len > p->hi ? off + len : p->hi;
+    }
+    return at;
+}
+
+static int send_put_pack(void *arg)
+{
+    packer_t *p = arg;
+    rmx_ctx_t *ctx = p->win->ctx;
+    return rmx_am_put_packed(&ctx->ucx, rmx_am(ctx, p->target), p->pk);
+}
+
+/* The runs packed so far go out: in one message, tracked as one put of the bytes they span; a
+ * single run as the usual put (which may then coalesce with its neighbours). */
+static int put_pack_flush(packer_t *p)
+{
+    rmx_am_pack_t *pk = p->pk;
+    rmx_ctx_t *ctx = p->win->ctx;
+    int rc = RMX_OK;
+    if (pk->nruns == 1) {
+        rc = rmx_tracker_put(p->win, pk->body + sizeof(rmx_am_run_t), pk->bytes, p->target,
+                             pk->first); /* the one record's bytes */
+    } else if (pk->nruns > 1) {
+        ctx->stats.ucp_puts++;
+        ctx->stats.packed_msgs++;
+        ctx->stats.packed_runs += pk->nruns;
+        rc = rmx_tracker_put_span(p->win, p->target, p->lo, p->hi, send_put_pack, p);
+    }
+    rmx_am_pack_reset(pk, pk->base, pk->span);
+    return rc;
+}
+
+/* The remote side one progression of equal runs with gaps between them (a column, a strided
+ * vector), the local side the same number of runs of that length, or contiguous: the runs pair
+ * up one to one, and the pack is filled run for run without the joint walk.  *lstep: bytes
+ * between local runs. */
+static int progression(const rmx_sub_layout_t *L, const rmx_sub_layout_t *R, size_t *lstep)
+{
+    size_t run = R->run_bytes;
+    if (R->nouter != 1 || R->step[0] <= run || run > PACK_RUN_MAX)
+        return 0;
+    if (L->nouter == 0) { /* one local run of every byte */
+        *lstep = run;
+        return 1;
+    }
+    if (L->nouter == 1 && L->run_bytes == run && L->count[0] == R->count[0]) {
+        *lstep = L->step[0];
+        return 1;
+    }
+    return 0;
+}
+
+static int put_progression(packer_t *p, const unsigned char *src, size_t lstep,
+                           const rmx_sub_layout_t *R, size_t disp)
+{
+    size_t run = R->run_bytes, off = disp + R->base;
+    int rc = RMX_OK;
+    for (size_t k = 0; k < R->nruns; k++, src += lstep, off += R->step[0]) {
+        unsigned char *at = packer_add(p, off, run, 1);
+        if (at == NULL && ((rc = put_pack_flush(p)) != RMX_OK ||
+                           (at = packer_add(p, off, run, 1)) == NULL))
+            return rc != RMX_OK ? rc : RMX_ERR_TRANSPORT; /* an empty pack holds any such run */
+        memcpy(at, src, run);
+    }
+    return put_pack_flush(p);
+}
+
+/* Any other pair of sections: the joint walk, runs longer than PACK_RUN_MAX the usual way. */
+static int put_walk(packer_t *p, const unsigned char *from, const rmx_sub_layout_t *L,
+                    const rmx_sub_layout_t *R, size_t disp)
+{
+    rmx_win_t *win = p->win;
+    int target = p->target, rc = RMX_OK;
+    rmx_sub_walk_t w;
+    rmx_sub_walk_init(&w, L, R);
+    stage_t st;
+    st.heap = NULL;
+    st.cap = 0;
+    size_t roff, rlen, loff, len;
+    while (rc == RMX_OK && rmx_sub_walk_next_run(&w, &roff, &rlen)) {
+        if (rlen > PACK_RUN_MAX) {
+            if ((rc = put_pack_flush(p)) == RMX_OK)
+                rc = put_run(win, from, &w, rlen, target, disp + roff, &st);
+            continue;
+        }
+        unsigned char *at = packer_add(p, disp + roff, rlen, 1);
+        if (at == NULL && (rc = put_pack_flush(p)) == RMX_OK &&
+            (at = packer_add(p, disp + roff, rlen, 1)) == NULL)
+            rc = RMX_ERR_TRANSPORT; /* cannot be: an empty pack holds any run this short */
+        while (rc == RMX_OK && rmx_sub_walk_next_piece(&w, &loff, &len)) {
+            memcpy(at, from + loff, len);
+            at += len;
+        }
+    }
+    if (rc == RMX_OK)
+        rc = put_pack_flush(p);
+    free(st.heap);
+    return rc;
+}
+
+static int put_sub_packed(rmx_win_t *win, const unsigned char *from, const rmx_sub_layout_t *L,
+                          const rmx_sub_layout_t *R, int target, size_t disp)
+{
+    packer_t p;
+    int rc = packer_open(&p, win, target);
+    if (rc != RMX_OK)
+        return rc;
+    size_t lstep;
+    if (progression(L, R, &lstep))
+        rc = put_progression(&p, from + L->base, lstep, R, disp);
+    else
+        rc = put_walk(&p, from, L, R, disp);
+    free(p.pk);
+    return rc;
+}
+
 int rmx_put_sub(rmx_win_t *win, const void *src, const rmx_sub_t *local, int target,
                 size_t disp, const rmx_sub_t *remote)
 {
@@ -236,29 +491,18 @@ int rmx_put_sub(rmx_win_t *win, const void *src, const rmx_sub_t *local, int tar
                                disp, &R, 1);
     }
     const unsigned char *from = src;
+    if (rmx_am(win->ctx, target) != NULL)
+        return put_sub_packed(win, from, &L, &R, target, disp);
+    if (same_runs(&L, &R) && runs_never_touch(&R))
+        return put_sub_lockstep(win, from, &L, &R, target, disp);
     rmx_sub_walk_t w;
     rmx_sub_walk_init(&w, &L, &R);
     stage_t st;
     st.heap = NULL;
     st.cap = 0;
-    size_t roff, rlen, loff, len;
-    while (rc == RMX_OK && rmx_sub_walk_next_run(&w, &roff, &rlen)) {
-        if (rmx_sub_walk_run_is_one_piece(&w, &loff)) {
-            rc = rmx_tracker_put(win, from + loff, rlen, target, disp + roff);
-            continue;
-        }
-        unsigned char *buf = stage_get(&st, rlen);
-        if (buf == NULL) {
-            rc = RMX_ERR_NOMEM;
-            break;
-        }
-        size_t at = 0;
-        while (rmx_sub_walk_next_piece(&w, &loff, &len)) {
-            memcpy(buf + at, from + loff, len);
-            at += len;
-        }
-        rc = rmx_tracker_put(win, buf, rlen, target, disp + roff);
-    }
+    size_t roff, rlen;
+    while (rc == RMX_OK && rmx_sub_walk_next_run(&w, &roff, &rlen))
+        rc = put_run(win, from, &w, rlen, target, disp + roff, &st);
     free(st.heap);
     return rc;
 }
@@ -276,6 +520,7 @@ int rmx_put_sub(rmx_win_t *win, const void *src, const rmx_sub_t *local, int tar
  * drops it once given up: no landing buffer. */
 typedef struct get_batch {
     rmx_ctx_t *ctx;
+    rmx_win_t *win;
     int target;
     ucp_ep_h ep;
     rmx_am_peer_t *am;
@@ -375,6 +620,185 @@ static int batch_get(get_batch_t *b, unsigned char *dst, size_t len, uint64_t ra
     return RMX_OK;
 }
 
+/* One remote run, the usual way: straight into local memory when one piece covers it (in the
+ * batch), else read whole into staging and scattered. */
+static int get_run(get_batch_t *b, const rmx_remote_t *rem, unsigned char *to, rmx_sub_walk_t *w,
+                   size_t rlen, size_t rdisp, stage_t *st)
+{
+    size_t loff, len;
+    if (rmx_sub_walk_run_is_one_piece(w, &loff)) {
+        b->ctx->stats.ucp_gets++;
+        return batch_get(b, to + loff, rlen, rem->addr + rdisp);
+    }
+    /* Several local pieces (the landing buffer may be used for the run: the batch completes
+     * first). */
+    unsigned char *buf = stage_get(st, rlen);
+    if (buf == NULL)
+        return RMX_ERR_NOMEM;
+    int rc = batch_complete(b);
+    if (rc != RMX_OK || (rc = rmx_remote_get(b->ctx, rem, b->target, buf, rlen, rdisp)) != RMX_OK)
+        return rc;
+    size_t at = 0;
+    while (rmx_sub_walk_next_piece(w, &loff, &len)) {
+        memcpy(to + loff, buf + at, len);
+        at += len;
+    }
+    return RMX_OK;
+}
+
+/* The packed gets of one rmx_get_sub in flight: each one's answer, and the walk at its first
+ * run (its pieces not yet taken), from which the answer is scattered. */
+typedef struct get_packs {
+    packer_t p;
+    unsigned char *to;
+    int n;
+    uint64_t token[PACKS_IN_FLIGHT];
+    size_t bytes[PACKS_IN_FLIGHT];
+    rmx_sub_walk_t at[PACKS_IN_FLIGHT];     /* the walk's packs: the walk at the first run */
+    size_t first[PACKS_IN_FLIGHT];          /* a progression's: the index of the first run */
+    unsigned char *answer[PACKS_IN_FLIGHT]; /* [RMX_AM_PACK_MAX] each, allocated at first use */
+    rmx_sub_walk_t start;   /* the walk at the first run of the pack being built */
+    size_t start_run;       /* a progression's: the index of that run */
+    int prog;               /* a progression (progression()): the local runs are `lrun` bytes
+                             * every `lstep` from `lbase` */
+    unsigned char *lbase;
+    size_t lstep, lrun;
+} get_packs_t;
+
+/* An answer into the caller's buffer.  The walk is at the pack's first run, its local run
+ * loaded: the answer is the section's next `bytes` bytes in element order, so it fills the local
+ * runs from there on, whatever the remote runs were (the local cursor alone is walked). */
+static void scatter(unsigned char *to, rmx_sub_walk_t *w, size_t bytes, const unsigned char *a)
+{
+    size_t off = w->loc_off, len = w->loc_left;
+    while (bytes > 0) {
+        if (len == 0 && !rmx_sub_cursor_next(&w->loc, &off, &len))
+            return;
+        size_t n = len < bytes ? len : bytes;
+        memcpy(to + off, a, n);
+        a += n;
+        bytes -= n;
+        off += n;
+        len -= n;
+    }
+}
+
+/* Wait for every packed get in flight and scatter the answers; after a failure the rest are
+ * given up (their answers dropped). */
+static int packs_complete(get_packs_t *g)
+{
+    rmx_ucx_t *u = &g->p.win->ctx->ucx;
+    int rc = RMX_OK;
+    for (int i = 0; i < g->n; i++) {
+        if (rc != RMX_OK) {
+            rmx_am_abandon(u, g->token[i]);
+            continue;
+        }
+        if ((rc = rmx_am_wait(u, g->token[i])) != RMX_OK)
+            continue;
+        if (!g->prog) {
+            scatter(g->to, &g->at[i], g->bytes[i], g->answer[i]);
+            continue;
+        }
+        unsigned char *to = g->lbase + g->first[i] * g->lstep;
+        for (size_t at = 0; at < g->bytes[i]; at += g->lrun, to += g->lstep)
+            memcpy(to, g->answer[i] + at, g->lrun);
+    }
+    g->n = 0;
+    return rc;
+}
+
+/* The run list packed so far goes out as one packed get. */
+static int get_pack_flush(get_packs_t *g)
+{
+    rmx_am_pack_t *pk = g->p.pk;
+    if (pk->nruns == 0)
+        return RMX_OK;
+    int rc;
+    if (g->n == PACKS_IN_FLIGHT && (rc = packs_complete(g)) != RMX_OK)
+        return rc;
+    int i = g->n, target = g->p.target;
+    if (g->answer[i] == NULL && (g->answer[i] = malloc(RMX_AM_PACK_MAX)) == NULL)
+        return RMX_ERR_NOMEM;
+    rmx_ctx_t *ctx = g->p.win->ctx;
+    ctx->stats.ucp_gets++;
+    ctx->stats.packed_msgs++;
+    ctx->stats.packed_runs += pk->nruns;
+    rc = rmx_am_get_packed_start(&ctx->ucx, rmx_am(ctx, target), pk, g->answer[i], &g->token[i]);
+    if ((rc = rmx_transfer_done(ctx, target, rc)) != RMX_OK)
+        return rc;
+    g->bytes[i] = pk->bytes;
+    if (g->prog)
+        g->first[i] = g->start_run;
+    else
+        g->at[i] = g->start;
+    g->n++;
+    rmx_am_pack_reset(pk, pk->base, pk->span);
+    return RMX_OK;
+}
+
+/* Add the current run to the packed gets: the walk's (at its start), or the progression's k-th. */
+static int get_pack_add(get_packs_t *g, const rmx_sub_walk_t *w, size_t k, size_t off,
+                        size_t len)
+{
+    int rc;
+    if (packer_add(&g->p, off, len, 0) == NULL) {
+        if ((rc = get_pack_flush(g)) != RMX_OK)
+            return rc;
+        if (packer_add(&g->p, off, len, 0) == NULL)
+            return RMX_ERR_TRANSPORT; /* cannot be: an empty pack holds any run this short */
+    }
+    if (g->p.pk->nruns == 1) {
+        if (w != NULL)
+            g->start = *w;
+        g->start_run = k;
+    }
+    return RMX_OK;
+}
+
+static int get_sub_packed(get_batch_t *b, const rmx_remote_t *rem, unsigned char *to,
+                          const rmx_sub_layout_t *L, const rmx_sub_layout_t *R, size_t disp)
+{
+    get_packs_t g;
+    g.to = to;
+    g.n = 0;
+    memset(g.answer, 0, sizeof(g.answer));
+    int rc = packer_open(&g.p, b->win, b->target);
+    if (rc != RMX_OK)
+        return rc;
+    stage_t st;
+    st.heap = NULL;
+    st.cap = 0;
+    g.prog = progression(L, R, &g.lstep);
+    if (g.prog) {
+        g.lbase = to + L->base;
+        g.lrun = R->run_bytes;
+        size_t off = disp + R->base;
+        for (size_t k = 0; rc == RMX_OK && k < R->nruns; k++, off += R->step[0])
+            rc = get_pack_add(&g, NULL, k, off, g.lrun);
+    } else {
+        rmx_sub_walk_t w;
+        rmx_sub_walk_init(&w, L, R);
+        size_t roff, rlen;
+        while (rc == RMX_OK && rmx_sub_walk_next_run(&w, &roff, &rlen)) {
+            if (rlen > PACK_RUN_MAX) {
+                if ((rc = get_pack_flush(&g)) == RMX_OK)
+                    rc = get_run(b, rem, to, &w, rlen, disp + roff, &st);
+            } else {
+                rc = get_pack_add(&g, &w, 0, disp + roff, rlen);
+            }
+        }
+    }
+    if (rc == RMX_OK)
+        rc = get_pack_flush(&g);
+    int rc2 = packs_complete(&g), rc3 = batch_complete(b);
+    for (int i = 0; i < PACKS_IN_FLIGHT; i++)
+        free(g.answer[i]);
+    free(st.heap);
+    free(g.p.pk);
+    return rc != RMX_OK ? rc : rc2 != RMX_OK ? rc2 : rc3;
+}
+
 int rmx_get_sub(rmx_win_t *win, void *dst, const rmx_sub_t *local, int target, size_t disp,
                 const rmx_sub_t *remote)
 {
@@ -401,37 +825,18 @@ int rmx_get_sub(rmx_win_t *win, void *dst, const rmx_sub_t *local, int target, s
         return RMX_ERR_PEER;
     unsigned char *to = dst;
     const rmx_remote_t *rem = &win->remote[target];
-    uint64_t raddr = rem->addr + disp;
-    get_batch_t b = {.ctx = ctx, .target = target, .ep = rmx_ep(ctx, target),
+    get_batch_t b = {.ctx = ctx, .win = win, .target = target, .ep = rmx_ep(ctx, target),
                      .am = rmx_am(ctx, target), .rkey = rem->rkey, .in_place = rem->ptr != NULL};
+    if (b.am != NULL)
+        return get_sub_packed(&b, rem, to, &L, &R, disp);
     rmx_sub_walk_t w;
     rmx_sub_walk_init(&w, &L, &R);
     stage_t st;
     st.heap = NULL;
     st.cap = 0;
-    size_t roff, rlen, loff, len;
-    while (rc == RMX_OK && rmx_sub_walk_next_run(&w, &roff, &rlen)) {
-        if (rmx_sub_walk_run_is_one_piece(&w, &loff)) {
-            ctx->stats.ucp_gets++;
-            rc = batch_get(&b, to + loff, rlen, raddr + roff);
-            continue;
-        }
-        /* Several local pieces: read the run whole, then scatter it (the landing buffer may be
-         * used for it, so the batch completes first). */
-        unsigned char *buf = stage_get(&st, rlen);
-        if (buf == NULL) {
-            rc = RMX_ERR_NOMEM;
-            break;
-        }
-        if ((rc = batch_complete(&b)) != RMX_OK ||
-            (rc = rmx_remote_get(ctx, rem, target, buf, rlen, disp + roff)) != RMX_OK)
-            break;
-        size_t at = 0;
-        while (rmx_sub_walk_next_piece(&w, &loff, &len)) {
-            memcpy(to + loff, buf + at, len);
-            at += len;
-        }
-    }
+    size_t roff, rlen;
+    while (rc == RMX_OK && rmx_sub_walk_next_run(&w, &roff, &rlen))
+        rc = get_run(&b, rem, to, &w, rlen, disp + roff, &st);
     int rc2 = batch_complete(&b);
     free(st.heap);
     return rc != RMX_OK ? rc : rc2;

@@ -297,6 +297,34 @@ int rmx_tracker_put(rmx_win_t *win, const void *src, size_t len, int target, siz
     return issue_put(win, ts, src, len, target, disp);
 }
 
+/* A message the caller sends that writes only bytes of [lo, hi) of win (a packed put of many runs,
+ * subarray_rma.c): ordered and completed as one put of the whole range would be.  Staged bytes
+ * in the range go out first (they were put earlier), a put of the range earlier in this fence
+ * epoch is fenced, and the range counts as pending until the segment ends.  The gaps between
+ * the runs are over-approximated: at worst a later access to them flushes or fences. */
+int rmx_tracker_put_span(rmx_win_t *win, int target, size_t lo, size_t hi,
+                         int (*send)(void *arg), void *arg)
+{
+    rmx_ctx_t *ctx = win->ctx;
+    rmx_tracker_t *t = ctx->tracker;
+    rmx_target_state_t *ts = &t->tgt[target];
+    int rc = RMX_OK;
+    if (stage_overlap(ts, win, lo, hi) && (rc = issue_stage(ts, target)) != RMX_OK)
+        return rc;
+    if (unfenced_overlap(t, ts, win, lo, hi)) {
+        if ((rc = rmx_ucx_fence(&ctx->ucx)) != RMX_OK)
+            return rc;
+        ctx->stats.fences++;
+        t->epoch++;
+    }
+    rc = rmx_transfer_done(ctx, target, send(arg));
+    if (rc == RMX_OK) {
+        add_pending(t, ts, win, lo, hi);
+        mark_touched(t, ts, target);
+    }
+    return rc;
+}
+
 /* ---------------------------------------------------------------- completion */
 
 static void clear_pending(rmx_target_state_t *ts)

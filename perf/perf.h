@@ -6,7 +6,7 @@
  *   tests.c       the test table: name, metric, size range, the rmx body and the raw-UCP body
  *   bench_rmx.c   bodies on the public API (api/rmx.h) only
  *   bench_ucp.c   the same bodies on raw UCP calls on the same endpoints, rkeys and buffers
- *   report.c      table / CSV / JSON on stdout, merging of an Open MPI result file
+ *   report.c      table / CSV / JSON on stdout, merging of the other programs' result files
  *   plot.c        the hand-written SVG chart (--plot)
  *
  * Completion semantics are the same on both sides of every row (see tests.c): a row compares
@@ -25,6 +25,20 @@
 
 typedef enum { METRIC_LAT = 0, METRIC_BW, METRIC_RATE } perf_metric_t;
 
+/* Columns measured by other programs under the same launcher and read back from their result
+ * files (perf/compare.sh): Open MPI RMA with osc ucx (perf/mpi/osu_rma), the same with osc sm
+ * (on-node runs), and Open MPI's OpenSHMEM (perf/shmem/bench_shmem). */
+typedef enum { PERF_EXT_MPI = 0, PERF_EXT_MPI_SM, PERF_EXT_SHMEM, PERF_NEXT } perf_ext_t;
+
+typedef struct perf_ext_info {
+    const char *option;     /* rmx_perf option naming a result file: "--mpi" */
+    const char *key;        /* CSV / JSON column and table header: "mpi" */
+    const char *ratio;      /* table header of rmx's ratio to it: "rmx/mpi" */
+    const char *label;      /* header line and plot legend: "Open MPI" */
+} perf_ext_info_t;
+
+extern const perf_ext_info_t perf_ext[PERF_NEXT];
+
 typedef struct perf_opts {
     const char *tests;      /* comma-separated names or groups; NULL: all */
     size_t min_size, max_size;
@@ -40,8 +54,8 @@ typedef struct perf_opts {
     int csv, json;
     int progress;           /* 1: progress line on stderr, 0: none, -1: when stderr is a tty */
     const char *plot;       /* SVG file or NULL */
-    const char *mpi_csv[PERF_MAX_FILES];  /* Open MPI results (perf/mpi/osu_rma) to show beside */
-    int nmpi;
+    const char *ext_csv[PERF_NEXT][PERF_MAX_FILES];  /* --mpi, --mpi-sm, --shmem result files */
+    int next[PERF_NEXT];
     const char *merge[PERF_MAX_FILES];    /* --merge: rows from these rmx_perf --csv files */
     int nmerge;
 } perf_opts_t;
@@ -85,7 +99,8 @@ extern const int perf_ntests;
 typedef struct perf_row {
     const perf_test_t *test;
     size_t size;
-    double rmx, ucp, mpi;
+    double rmx, ucp;
+    double ext[PERF_NEXT];   /* the other programs' values (perf_ext_t) */
 } perf_row_t;
 
 typedef struct perf_run {
@@ -96,8 +111,8 @@ typedef struct perf_run {
     int ranks, reps, target;
     int nfiles;              /* --merge: result files combined (median per row) */
     double load_max;
-    int have_mpi;
-    char mpi_note[96];
+    int have_ext[PERF_NEXT];     /* a result file of that column was read */
+    char ext_note[PERF_NEXT][160]; /* its "# osc: ..." / "# shmem: ..." line */
     /* --idle-target: what the target's progress agent used while the target was away */
     int have_agent;          /* reported by the target */
     int agent_running;
@@ -168,8 +183,8 @@ int perf_share_u64(perf_env_t *e, uint64_t *v);  /* rank 0's *v reaches every ra
 
 /* ---- report.c */
 const char *perf_unit(perf_metric_t m);
-/* Median per (test, size) over the files: Open MPI's column, or (--merge) the whole run. */
-int perf_read_mpi(perf_run_t *run, const char *const *paths, int n);
+/* Median per (test, size) over the files: one other program's column, or (--merge) the run. */
+int perf_read_ext(perf_run_t *run, perf_ext_t which, const char *const *paths, int n);
 int perf_merge_runs(perf_run_t *run, const char *const *paths, int n);
 void perf_print_table(const perf_run_t *run, const perf_opts_t *o);
 void perf_print_csv(const perf_run_t *run, const perf_opts_t *o);

@@ -1,29 +1,35 @@
 /*
  * plot.c — --plot FILE.svg: one panel per swept test (value vs message size, both axes log),
- * rmx, raw UCP and (when given) Open MPI as lines on the same panel, with a legend and labelled
- * axes.  Hand-written SVG: no plotting library to install, and any browser shows it.
+ * rmx, raw UCP and (when given) Open MPI (osc ucx, osc sm) and OpenSHMEM as lines on the same
+ * panel, with a legend under the axes and labelled axes.  Hand-written SVG: no plotting library
+ * to install, and any browser shows it.
  */
 #include <stdio.h>
 #include <string.h>
 #include "perf.h"
 
 #define PANEL_W 500
-#define PANEL_H 330
+#define PANEL_H 350
 #define COLS 2
 #define M_LEFT 72
 #define M_RIGHT 18
 #define M_TOP 44
-#define M_BOTTOM 52
+#define M_BOTTOM 72
 
 typedef struct {
     const char *name, *color, *dash, *marker;
 } series_t;
 
+/* rmx, raw UCP, then one per perf_ext_t column in its order. */
 static const series_t series[] = {
     {"rmx", "#1f5fbf", "", "circle"},
     {"raw UCP", "#e07b00", "6,4", "square"},
     {"Open MPI", "#2a9d3a", "2,3", "diamond"},
+    {"Open MPI osc/sm", "#8e44ad", "8,3,2,3", "diamond"},
+    {"OpenSHMEM", "#c0392b", "1,2", "square"},
 };
+#define NSERIES ((int)(sizeof(series) / sizeof(series[0])))
+_Static_assert(sizeof(series) / sizeof(series[0]) == 2 + PERF_NEXT, "a series per column");
 
 typedef struct {
     double x0, x1, y0, y1;   /* data range: log2 size, log10 value */
@@ -32,7 +38,7 @@ typedef struct {
 
 static double row_value(const perf_row_t *r, int s)
 {
-    return s == 0 ? r->rmx : s == 1 ? r->ucp : r->mpi;
+    return s == 0 ? r->rmx : s == 1 ? r->ucp : r->ext[s - 2];
 }
 
 static double sx(const axes_t *a, double size)
@@ -153,20 +159,20 @@ static void draw_series(FILE *f, const axes_t *a, const perf_row_t *rows, int n,
     }
 }
 
-/* A one-line legend right-aligned above the plot area, where it can hide no data. */
+/* A one-line legend under the x axis title, from the panel's left edge, where it can hide no
+ * data and meets no title; entry width from the name (about 6.2 px a character at 11 px). */
 static void draw_legend(FILE *f, const axes_t *a, const int *present)
 {
-    static const int width[3] = {62, 88, 96};
-    double x = a->px + a->pw, y = a->py - 18;
-    for (int s = 2; s >= 0; s--) {
+    double x = a->px - M_LEFT + 12, y = a->py + a->ph + 56;
+    for (int s = 0; s < NSERIES; s++) {
         if (!present[s])
             continue;
-        x -= width[s];
         fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke='%s' stroke-width='2' "
                    "stroke-dasharray='%s'/>\n", x, y - 4, x + 24, y - 4, series[s].color,
                 series[s].dash);
         marker(f, &series[s], x + 12, y - 4);
         fprintf(f, "<text x='%.1f' y='%.1f' font-size='11'>%s</text>\n", x + 29, y, series[s].name);
+        x += 29 + 6.2 * (double)strlen(series[s].name) + 10;
     }
 }
 
@@ -175,9 +181,9 @@ static void panel(FILE *f, const perf_row_t *rows, int n, double ox, double oy)
     axes_t a = {.px = ox + M_LEFT, .py = oy + M_TOP, .pw = PANEL_W - M_LEFT - M_RIGHT,
                 .ph = PANEL_H - M_TOP - M_BOTTOM};
     double vmin = INFINITY, vmax = -INFINITY;
-    int present[3] = {0, 0, 0};
+    int present[NSERIES] = {0};
     for (int i = 0; i < n; i++)
-        for (int s = 0; s < 3; s++) {
+        for (int s = 0; s < NSERIES; s++) {
             double v = row_value(&rows[i], s);
             if (isnan(v) || v <= 0)
                 continue;
@@ -194,7 +200,7 @@ static void panel(FILE *f, const perf_row_t *rows, int n, double ox, double oy)
     if (a.y1 <= a.y0)
         a.y1 = a.y0 + 1;
     draw_axes(f, &a, rows[0].test);
-    for (int s = 0; s < 3; s++)
+    for (int s = 0; s < NSERIES; s++)
         if (present[s])
             draw_series(f, &a, rows, n, s);
     draw_legend(f, &a, present);

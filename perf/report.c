@@ -1,6 +1,7 @@
 /*
- * report.c — rmx_perf's output: the aligned table, CSV and JSON on stdout, and the reader of an
- * Open MPI result file (perf/mpi/osu_rma output) whose values join the rows by (test, size).
+ * report.c — rmx_perf's output: the aligned table, CSV and JSON on stdout, and the reader of the
+ * other programs' result files (perf/mpi/osu_rma under osc ucx and osc sm, perf/shmem/bench_shmem)
+ * whose values join the rows by (test, size), each as its own column.
  *
  * A ratio is always rmx's value divided by the other column's, in the row's unit: for us
  * (latency) below 1 means rmx is faster, for MB/s and Mop/s above 1 means rmx is faster.
@@ -9,6 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "perf.h"
+
+const perf_ext_info_t perf_ext[PERF_NEXT] = {
+    [PERF_EXT_MPI] = {"--mpi", "mpi", "rmx/mpi", "Open MPI"},
+    [PERF_EXT_MPI_SM] = {"--mpi-sm", "mpi_sm", "rmx/sm", "Open MPI osc/sm"},
+    [PERF_EXT_SHMEM] = {"--shmem", "shmem", "rmx/shmem", "OpenSHMEM"},
+};
 
 const char *perf_unit(perf_metric_t m)
 {
@@ -61,8 +68,9 @@ static void print_header_comments(const perf_run_t *run, const char *lead)
                "%.2f .. %.2f\n", lead, run->nfiles, run->load1, run->load_max);
     if (run->transport[0] != '\0')
         printf("%sUCX lanes rank 0 -> %d: %s\n", lead, run->target, run->transport);
-    if (run->have_mpi && run->mpi_note[0] != '\0')
-        printf("%sOpen MPI: %s\n", lead, run->mpi_note);
+    for (int x = 0; x < PERF_NEXT; x++)
+        if (run->have_ext[x] && run->ext_note[x][0] != '\0')
+            printf("%s%s: %s\n", lead, perf_ext[x].label, run->ext_note[x]);
     if (run->have_agent && !run->agent_running)
         printf("%sprogress agent of rank %d: not running\n", lead, run->target);
     else if (run->have_agent)
@@ -80,8 +88,9 @@ void perf_print_table(const perf_run_t *run, const perf_opts_t *o)
     printf("%-12s %8s %6s %10s", "test", "size", "unit", "rmx");
     if (o->baseline)
         printf(" %10s %8s", "ucp", "rmx/ucp");
-    if (run->have_mpi)
-        printf(" %10s %8s", "mpi", "rmx/mpi");
+    for (int x = 0; x < PERF_NEXT; x++)
+        if (run->have_ext[x])
+            printf(" %10s %9s", perf_ext[x].key, perf_ext[x].ratio);
     printf("\n");
     const char *last = NULL;
     for (int i = 0; i < run->nrows; i++) {
@@ -98,11 +107,12 @@ void perf_print_table(const perf_run_t *run, const perf_opts_t *o)
             format_ratio(q, sizeof(q), r->rmx, r->ucp);
             printf(" %10s %8s", b, q);
         }
-        if (run->have_mpi) {
-            format_value(b, sizeof(b), r->mpi);
-            format_ratio(q, sizeof(q), r->rmx, r->mpi);
-            printf(" %10s %8s", b, q);
-        }
+        for (int x = 0; x < PERF_NEXT; x++)
+            if (run->have_ext[x]) {
+                format_value(b, sizeof(b), r->ext[x]);
+                format_ratio(q, sizeof(q), r->rmx, r->ext[x]);
+                printf(" %10s %9s", b, q);
+            }
         printf("\n");
     }
     printf("# ratio = rmx value / other value: for us below 1 is rmx faster, "
@@ -131,8 +141,9 @@ void perf_print_csv(const perf_run_t *run, const perf_opts_t *o)
     printf("test,size,unit,rmx");
     if (o->baseline)
         printf(",ucp,rmx_over_ucp");
-    if (run->have_mpi)
-        printf(",mpi,rmx_over_mpi");
+    for (int x = 0; x < PERF_NEXT; x++)
+        if (run->have_ext[x])
+            printf(",%s,rmx_over_%s", perf_ext[x].key, perf_ext[x].key);
     printf("\n");
     for (int i = 0; i < run->nrows; i++) {
         const perf_row_t *r = &run->rows[i];
@@ -142,10 +153,11 @@ void perf_print_csv(const perf_run_t *run, const perf_opts_t *o)
             csv_value(r->ucp);
             csv_ratio(r->rmx, r->ucp);
         }
-        if (run->have_mpi) {
-            csv_value(r->mpi);
-            csv_ratio(r->rmx, r->mpi);
-        }
+        for (int x = 0; x < PERF_NEXT; x++)
+            if (run->have_ext[x]) {
+                csv_value(r->ext[x]);
+                csv_ratio(r->rmx, r->ext[x]);
+            }
         printf("\n");
     }
 }
@@ -178,10 +190,11 @@ void perf_print_json(const perf_run_t *run, const perf_opts_t *o)
     printf("{\"ranks\": %d, \"target\": %d, \"reps\": %d, \"load1\": %.2f, \"transport\": ",
            run->ranks, run->target, run->reps, run->load1);
     json_string(run->transport);
-    if (run->have_mpi) {
-        printf(", \"mpi\": ");
-        json_string(run->mpi_note);
-    }
+    for (int x = 0; x < PERF_NEXT; x++)
+        if (run->have_ext[x]) {
+            printf(", \"%s\": ", perf_ext[x].key);
+            json_string(run->ext_note[x]);
+        }
     printf(",\n \"rows\": [");
     for (int i = 0; i < run->nrows; i++) {
         const perf_row_t *r = &run->rows[i];
@@ -192,10 +205,13 @@ void perf_print_json(const perf_run_t *run, const perf_opts_t *o)
             json_number("ucp", r->ucp);
             json_number("rmx_over_ucp", r->ucp > 0 ? r->rmx / r->ucp : NAN);
         }
-        if (run->have_mpi) {
-            json_number("mpi", r->mpi);
-            json_number("rmx_over_mpi", r->mpi > 0 ? r->rmx / r->mpi : NAN);
-        }
+        for (int x = 0; x < PERF_NEXT; x++)
+            if (run->have_ext[x]) {
+                char key[48];
+                json_number(perf_ext[x].key, r->ext[x]);
+                snprintf(key, sizeof(key), "rmx_over_%s", perf_ext[x].key);
+                json_number(key, r->ext[x] > 0 ? r->rmx / r->ext[x] : NAN);
+            }
         printf("}");
     }
     printf("\n]}\n");
@@ -203,7 +219,7 @@ void perf_print_json(const perf_run_t *run, const perf_opts_t *o)
 
 /* ---------------------------------------------------------------- reading result files */
 /* One data line of a result file: "test,size,unit,a[,b,...]" (rmx_perf --csv: a = rmx, b = ucp;
- * osu_rma: a = mpi).  "n/a" reads as NAN. */
+ * osu_rma, bench_shmem: a = their value).  "n/a" reads as NAN. */
 typedef struct {
     char test[32];
     size_t size;
@@ -236,8 +252,9 @@ static int entries_add(entries_t *es, const entry_t *e)
     return 0;
 }
 
-/* Header comments fill run (ranks, target, repetitions, load, lanes, the osc note). */
-static void read_comment(perf_run_t *run, const char *line)
+/* Header comments fill run (ranks, target, repetitions, load, lanes); in another program's file
+ * (ext >= 0) its "# osc: ..." or "# shmem: ..." line is that column's note. */
+static void read_comment(perf_run_t *run, int ext, const char *line)
 {
     int ranks, target, reps;
     double load;
@@ -253,11 +270,12 @@ static void read_comment(perf_run_t *run, const char *line)
             run->load_max = load;
     } else if ((p = strstr(line, "UCX lanes rank 0 -> ")) != NULL && (p = strchr(p, ':')) != NULL)
         snprintf(run->transport, sizeof(run->transport), "%s", p + 2);
-    else if ((p = strstr(line, "osc:")) != NULL)
-        snprintf(run->mpi_note, sizeof(run->mpi_note), "%s", p);
+    else if (ext >= 0 &&
+             ((p = strstr(line, "osc:")) != NULL || (p = strstr(line, "shmem:")) != NULL))
+        snprintf(run->ext_note[ext], sizeof(run->ext_note[ext]), "%s", p);
 }
 
-static int read_entries(perf_run_t *run, const char *path, entries_t *es)
+static int read_entries(perf_run_t *run, int ext, const char *path, entries_t *es)
 {
     FILE *f = fopen(path, "r");
     if (f == NULL)
@@ -267,7 +285,7 @@ static int read_entries(perf_run_t *run, const char *path, entries_t *es)
     while (rc == 0 && fgets(line, sizeof(line), f) != NULL) {
         line[strcspn(line, "\r\n")] = '\0';
         if (line[0] == '#') {
-            read_comment(run, line);
+            read_comment(run, ext, line);
             continue;
         }
         entry_t e = {.a = NAN, .b = NAN};
@@ -331,17 +349,17 @@ static const perf_test_t *test_named(const char *name)
     return NULL;
 }
 
-int perf_read_mpi(perf_run_t *run, const char *const *paths, int n)
+int perf_read_ext(perf_run_t *run, perf_ext_t which, const char *const *paths, int n)
 {
     entries_t files[PERF_MAX_FILES] = {{0}};
     int rc = 0;
     for (int f = 0; f < n && rc == 0; f++)
-        rc = read_entries(run, paths[f], &files[f]);
+        rc = read_entries(run, (int)which, paths[f], &files[f]);
     if (rc == 0) {
         for (int i = 0; i < run->nrows; i++)
-            run->rows[i].mpi =
+            run->rows[i].ext[which] =
                 median_across(files, n, run->rows[i].test->name, run->rows[i].size, 0);
-        run->have_mpi = 1;
+        run->have_ext[which] = 1;
     }
     free_entries(files, n);
     return rc;
@@ -352,7 +370,7 @@ int perf_merge_runs(perf_run_t *run, const char *const *paths, int n)
     entries_t files[PERF_MAX_FILES] = {{0}};
     int rc = 0;
     for (int f = 0; f < n && rc == 0; f++) {
-        rc = read_entries(run, paths[f], &files[f]);
+        rc = read_entries(run, -1, paths[f], &files[f]);
         run->nfiles++;
     }
     for (int i = 0; rc == 0 && i < files[0].n; i++) {
@@ -370,11 +388,14 @@ int perf_merge_runs(perf_run_t *run, const char *const *paths, int n)
             run->rows = rows;
             run->cap = cap;
         }
-        run->rows[run->nrows++] = (perf_row_t){
-            .test = t, .size = e->size, .mpi = NAN,
+        perf_row_t *r = &run->rows[run->nrows++];
+        *r = (perf_row_t){
+            .test = t, .size = e->size,
             .rmx = median_across(files, n, e->test, e->size, 0),
             .ucp = median_across(files, n, e->test, e->size, 1),
         };
+        for (int x = 0; x < PERF_NEXT; x++)
+            r->ext[x] = NAN;
     }
     free_entries(files, n);
     return rc;

@@ -3,7 +3,8 @@
  *
  *   rmx_perf [--test LIST] [--min SIZE] [--max SIZE] [--sizes LIST] [--iters N] [--warmup N]
  *            [--time S] [--reps N] [--ranks N] [--target R] [--baseline ucp|none] [--csv|--json]
- *            [--plot FILE.svg] [--mpi FILE.csv] [--progress|--quiet] [--list] [--topology]
+ *            [--plot FILE.svg] [--mpi FILE.csv] [--mpi-sm FILE.csv] [--shmem FILE.csv]
+ *            [--merge FILE.csv] [--progress|--quiet] [--list] [--topology]
  *
  * Under a PMIx launcher (PMIX_NAMESPACE set: mpirun, srun --mpi=pmix, prterun) it uses the
  * launched ranks; otherwise it forks --ranks local ranks (rmx_fork_run).  Rank 0 is the origin,
@@ -63,10 +64,12 @@ static void usage(FILE *f, const char *argv0)
             "  --ranks N        ranks to fork when not launched by mpirun/srun (default 2)\n"
             "  --target R       rank that rank 0 talks to (default: the last)\n"
             "  --baseline B     ucp (default): raw UCP beside rmx; none: rmx only\n"
-            "  --csv, --json    machine-readable output instead of the table\n"
+            "  --csv, --json    machine-readable output instead of the table (the last wins)\n"
             "  --plot FILE      also write an SVG chart of every swept test\n"
-            "  --mpi FILE       show Open MPI results (perf/mpi/osu_rma) beside; repeatable:\n"
-            "                   the median over the files\n"
+            "  --mpi FILE       show Open MPI results (perf/mpi/osu_rma, osc ucx) beside;\n"
+            "                   repeatable: the median over the files\n"
+            "  --mpi-sm FILE    the same for osu_rma under --mca osc sm (its own column)\n"
+            "  --shmem FILE     the same for OpenSHMEM (perf/shmem/bench_shmem)\n"
             "  --merge FILE     measure nothing: rows are the median over these --csv outputs\n"
             "                   of earlier runs (repeatable; perf/compare.sh uses it)\n"
             "  --idle-target S  the other ranks sleep S s in each measurement instead of\n"
@@ -139,6 +142,15 @@ static void list_tests(void)
                perf_unit(perf_tests[i].metric), perf_tests[i].what);
 }
 
+/* --mpi, --mpi-sm, --shmem: the column whose option a is, or -1. */
+static int ext_option(const char *a)
+{
+    for (int x = 0; x < PERF_NEXT; x++)
+        if (strcmp(a, perf_ext[x].option) == 0)
+            return x;
+    return -1;
+}
+
 /* 0: parsed; 1: done (help, list); 2: usage error. */
 static int parse_args(int argc, char **argv, perf_opts_t *o)
 {
@@ -149,7 +161,7 @@ static int parse_args(int argc, char **argv, perf_opts_t *o)
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         long l;
-        int bad = 0, takes = 1;
+        int bad = 0, takes = 1, x = ext_option(a);
         if (strcmp(a, "--test") == 0 || strcmp(a, "--tests") == 0)
             bad = v == NULL, o->tests = v;
         else if (strcmp(a, "--min") == 0)
@@ -180,16 +192,16 @@ static int parse_args(int argc, char **argv, perf_opts_t *o)
             bad = v == NULL || (o->idle_s = strtod(v, &end), *end != '\0' || o->idle_s < 0);
         } else if (strcmp(a, "--plot") == 0)
             bad = v == NULL, o->plot = v;
-        else if (strcmp(a, "--mpi") == 0)
-            bad = v == NULL || o->nmpi == PERF_MAX_FILES || (o->mpi_csv[o->nmpi++] = v, 0);
+        else if (x >= 0)
+            bad = v == NULL || o->next[x] == PERF_MAX_FILES || (o->ext_csv[x][o->next[x]++] = v, 0);
         else if (strcmp(a, "--merge") == 0)
             bad = v == NULL || o->nmerge == PERF_MAX_FILES || (o->merge[o->nmerge++] = v, 0);
         else {
             takes = 0;
-            if (strcmp(a, "--csv") == 0)
-                o->csv = 1;
+            if (strcmp(a, "--csv") == 0) /* the last of --csv and --json wins (compare.sh */
+                o->csv = 1, o->json = 0; /* appends --csv to the user's options per round) */
             else if (strcmp(a, "--json") == 0)
-                o->json = 1;
+                o->json = 1, o->csv = 0;
             else if (strcmp(a, "--progress") == 0)
                 o->progress = 1;
             else if (strcmp(a, "--quiet") == 0)
@@ -479,7 +491,9 @@ static perf_row_t *add_row(perf_run_t *run)
         run->cap = cap;
     }
     perf_row_t *r = &run->rows[run->nrows++];
-    *r = (perf_row_t){.rmx = NAN, .ucp = NAN, .mpi = NAN};
+    *r = (perf_row_t){.rmx = NAN, .ucp = NAN};
+    for (int x = 0; x < PERF_NEXT; x++)
+        r->ext[x] = NAN;
     return r;
 }
 
@@ -599,8 +613,10 @@ static void report(perf_state_t *s)
 {
     const perf_opts_t *o = s->o;
     perf_run_t *run = &s->run;
-    if (o->nmpi > 0 && perf_read_mpi(run, o->mpi_csv, o->nmpi) != 0)
-        fprintf(stderr, "rmx_perf: cannot read the Open MPI results\n");
+    for (int x = 0; x < PERF_NEXT; x++)
+        if (o->next[x] > 0 && perf_read_ext(run, (perf_ext_t)x, o->ext_csv[x], o->next[x]) != 0)
+            fprintf(stderr, "rmx_perf: cannot read the %s results (%s)\n", perf_ext[x].label,
+                    perf_ext[x].option);
     if (o->json)
         perf_print_json(run, o);
     else if (o->csv)

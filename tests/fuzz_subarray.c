@@ -149,6 +149,25 @@ static void check_walk(const rmx_sub_layout_t *L, const rmx_sub_layout_t *R)
         fail("walk lost elements");
 }
 
+/* The memo (kept across inputs, as a context keeps it across calls) answers as a fresh layout. */
+static void check_memo(const rmx_sub_t *s, int rc, const rmx_sub_layout_t *want)
+{
+    static rmx_sub_memo_t memo;
+    rmx_sub_layout_t got;
+    if (rmx_sub_layout_memo(&memo, s, &got) != rc)
+        fail("memo: another code than rmx_sub_layout");
+    if (rc != RMX_OK)
+        return;
+    if (got.elem_size != want->elem_size || got.nelem != want->nelem ||
+        got.run_elems != want->run_elems || got.run_bytes != want->run_bytes ||
+        got.nruns != want->nruns || got.base != want->base || got.lo != want->lo ||
+        got.hi != want->hi || got.nouter != want->nouter)
+        fail("memo: another layout");
+    for (int d = 0; d < got.nouter; d++)
+        if (got.count[d] != want->count[d] || got.step[d] != want->step[d])
+            fail("memo: another outer dimension");
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -160,6 +179,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int ra = rmx_sub_layout(&a, &L), rb = rmx_sub_layout(&b, &R);
     if ((ra != RMX_OK && ra != RMX_ERR_ARG) || (rb != RMX_OK && rb != RMX_ERR_ARG))
         fail("unexpected code");
+    check_memo(&a, ra, &L);
+    check_memo(&b, rb, &R);
+    check_memo(&a, ra, &L); /* a hit when a was valid and b is a */
     size_t contig = rmx_sub_contig_elems(&a);
     if (ra != RMX_OK) {
         if (contig != 0)

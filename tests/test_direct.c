@@ -118,17 +118,22 @@ Test(direct, switched_off_everything_goes_through_ucp_2_ranks, .timeout = RMX_T(
     run_ranks(2, rank_every_form, &on);
 }
 
-/* Every rank hammers one counter at rank 1 with fetch-INC and a lock-protected plain
- * read-modify-write; rank 0 alone has direct access off.  No rank may then use CPU atomics
- * (UCP's and the CPU's need not be atomic with each other), and both counters must be exact. */
+/* Every rank hammers one counter with fetch-INC and a lock-protected plain read-modify-write,
+ * both at rank 1.  rank0_off: rank 0 alone has direct access off, so no rank may use CPU atomics
+ * (UCP's and the CPU's need not be atomic with each other); else all are on and the ranks that
+ * map rank 1 use them.  Both counters must be exact either way. */
 enum { ITERS = 3000 };
-static int rank_mixed(const rmx_config_t *base, void *arg)
+typedef struct contention {
+    int rank0_off;
+} contention_t;
+
+static int rank_contend(const rmx_config_t *base, void *arg)
 {
-    (void)arg;
+    const contention_t *c = arg;
     rmx_config_t cfg = *base;
     rmx_ctx_t *ctx;
     RANK_OK(rmx_init(&cfg, &ctx)); /* a first context, to learn this rank's number */
-    cfg.direct = rmx_rank(ctx) == 0 ? RMX_DIRECT_OFF : RMX_DIRECT_ON;
+    cfg.direct = c->rank0_off && rmx_rank(ctx) == 0 ? RMX_DIRECT_OFF : RMX_DIRECT_ON;
     RANK_OK(rmx_finalize(ctx));
     RANK_OK(rmx_init(&cfg, &ctx));
     int me = rmx_rank(ctx), n = rmx_size(ctx);
@@ -138,63 +143,22 @@ static int rank_mixed(const rmx_config_t *base, void *arg)
     RANK_OK(rmx_sync_all(ctx));
     for (int i = 0; i < ITERS; i++) {
         uint64_t old;
-        RANK_OK(rmx_rmw(win, NULL, 1, RMX_UINT64, &old, 1, 0, 0, RMX_OP_INC));
-        if (i % 10 == 0) { /* get, add, put under the lock: the lock words' atomics */
-            RANK_OK(rmx_win_lock(win, RMX_LOCK_EXCLUSIVE, 1, 0));
-            uint64_t v;
-            RANK_OK(rmx_get(win, &v, sizeof(v), 1, 8));
-            v++;
-            RANK_OK(rmx_put(win, &v, sizeof(v), 1, 8));
-            RANK_OK(rmx_win_unlock(win, 1));
-        }
-    }
-    RANK_OK(rmx_sync_all(ctx));
-    rmx_stats_t st = stats_of(ctx);
-    RANK_ASSERT(st.direct_amos == 0, "rank %d did %llu CPU atomics although rank 0 has direct "
-                "access off", me, U(st.direct_amos));
-    if (me == 1) {
-        RANK_ASSERT(w[0] == (uint64_t)n * ITERS, "counter %llu, want %llu", U(w[0]),
-                    U((uint64_t)n * ITERS));
-        RANK_ASSERT(w[1] == (uint64_t)n * (ITERS / 10), "locked counter %llu, want %llu",
-                    U(w[1]), U((uint64_t)n * (ITERS / 10)));
-    }
-    RANK_OK(rmx_win_free(&win));
-    RANK_OK(rmx_finalize(ctx));
-    return 0;
-}
-
-Test(direct, one_rank_off_means_no_cpu_atomics_anywhere_3_ranks, .timeout = RMX_T(120))
-{
-    run_ranks(3, rank_mixed, NULL);
-}
-
-/* The same contention with every rank on: CPU atomics where mapped, exact counters. */
-static int rank_all_on(const rmx_config_t *base, void *arg)
-{
-    (void)arg;
-    rmx_config_t cfg = *base;
-    cfg.direct = RMX_DIRECT_ON;
-    rmx_ctx_t *ctx;
-    RANK_OK(rmx_init(&cfg, &ctx));
-    int me = rmx_rank(ctx), n = rmx_size(ctx);
-    uint64_t *w;
-    rmx_win_t *win;
-    RANK_OK(rmx_win_allocate(ctx, 64, (void **)&w, &win));
-    RANK_OK(rmx_sync_all(ctx));
-    for (int i = 0; i < ITERS; i++) {
-        RANK_OK(rmx_rmw(win, NULL, 1, RMX_UINT64, NULL, 0, 0, 0, RMX_OP_INC));
-        RANK_OK(rmx_win_lock(win, RMX_LOCK_EXCLUSIVE, 0, 0));
+        RANK_OK(rmx_rmw(win, NULL, 1, RMX_UINT64, i % 2 ? &old : NULL, 1, 0, 0, RMX_OP_INC));
+        RANK_OK(rmx_win_lock(win, RMX_LOCK_EXCLUSIVE, 1, 0)); /* the lock words' atomics */
         uint64_t v;
-        RANK_OK(rmx_get(win, &v, sizeof(v), 0, 8));
+        RANK_OK(rmx_get(win, &v, sizeof(v), 1, 8));
         v++;
-        RANK_OK(rmx_put(win, &v, sizeof(v), 0, 8));
-        RANK_OK(rmx_win_unlock(win, 0));
+        RANK_OK(rmx_put(win, &v, sizeof(v), 1, 8));
+        RANK_OK(rmx_win_unlock(win, 1));
     }
     RANK_OK(rmx_sync_all(ctx));
     rmx_stats_t st = stats_of(ctx);
-    if (shm_transports() && me != 0)
+    if (c->rank0_off)
+        RANK_ASSERT(st.direct_amos == 0, "rank %d did %llu CPU atomics although rank 0 has "
+                    "direct access off", me, U(st.direct_amos));
+    else if (shm_transports() && me != 1)
         RANK_ASSERT(st.direct_amos >= ITERS, "rank %d: %llu CPU atomics", me, U(st.direct_amos));
-    if (me == 0)
+    if (me == 1)
         RANK_ASSERT(w[0] == (uint64_t)n * ITERS && w[1] == (uint64_t)n * ITERS,
                     "counters %llu %llu, want %llu", U(w[0]), U(w[1]), U((uint64_t)n * ITERS));
     RANK_OK(rmx_win_free(&win));
@@ -202,9 +166,16 @@ static int rank_all_on(const rmx_config_t *base, void *arg)
     return 0;
 }
 
+Test(direct, one_rank_off_means_no_cpu_atomics_anywhere_3_ranks, .timeout = RMX_T(120))
+{
+    contention_t c = {.rank0_off = 1};
+    run_ranks(3, rank_contend, &c);
+}
+
 Test(direct, cpu_atomics_and_locks_exact_under_contention_4_ranks, .timeout = RMX_T(120))
 {
-    run_ranks(4, rank_all_on, NULL);
+    contention_t c = {.rank0_off = 0};
+    run_ranks(4, rank_contend, &c);
 }
 
 Test(direct, bad_setting_is_refused)

@@ -237,3 +237,126 @@ Test(perf, merge_takes_the_median_over_runs)
     unlink(a), unlink(b), unlink(c), unlink(m1), unlink(m2);
     rmdir(dir);
 }
+
+/* The line of text that starts with prefix, its runs of blanks squeezed to one space; "" when
+ * there is none.  Table columns are padded, so this compares their order and content only. */
+static void squeezed_line(const char *text, const char *prefix, char *out, size_t n)
+{
+    out[0] = '\0';
+    size_t pl = strlen(prefix);
+    for (const char *p = text; p != NULL && *p != '\0'; p = strchr(p, '\n'), p = p ? p + 1 : p) {
+        if (strncmp(p, prefix, pl) != 0)
+            continue;
+        size_t o = 0;
+        for (; *p != '\0' && *p != '\n' && o + 1 < n; p++)
+            if (*p != ' ' || (o > 0 && out[o - 1] != ' '))
+                out[o++] = *p;
+        out[o] = '\0';
+        return;
+    }
+}
+
+/* make compare's other columns: --mpi-sm (Open MPI osc/sm) and --shmem (OpenSHMEM) join the rows
+ * like --mpi, each the median over its files, with rmx's ratio to it, in the table, the CSV and
+ * the JSON; a row a program did not measure is n/a in its column. */
+Test(perf, merge_shows_osc_sm_and_openshmem_columns)
+{
+    char dir[] = "/tmp/rmx_perf_ext_XXXXXX";
+    cr_assert(mkdtemp(dir) != NULL);
+    char rmx[128], sm[128], s1[128], s2[128], files[700], args[800];
+    snprintf(rmx, sizeof(rmx), "%s/rmx.csv", dir);
+    snprintf(sm, sizeof(sm), "%s/sm.csv", dir);
+    snprintf(s1, sizeof(s1), "%s/s1.csv", dir);
+    snprintf(s2, sizeof(s2), "%s/s2.csv", dir);
+    write_file(rmx, "# rmx_perf: 2 ranks, rank 0 -> rank 1, median of 3 repetitions, load average "
+                    "1.00\ntest,size,unit,rmx,ucp,rmx_over_ucp\nput_lat,8,us,2,20,0.1\n"
+                    "fadd,8,us,n/a,4,n/a\nsync_all,0,us,1,2,0.5\n");
+    write_file(sm, "# osc: sm (Open MPI 4.1), passive target\ntest,size,unit,mpi\n"
+                   "put_lat,8,us,0.5\nsync_all,0,us,4\n");
+    write_file(s1, "# shmem: spml ucx (Open MPI 4.1 oshmem)\ntest,size,unit,shmem\n"
+                   "put_lat,8,us,1\nfadd,8,us,2\n");
+    write_file(s2, "test,size,unit,shmem\nput_lat,8,us,3\nfadd,8,us,n/a\n");
+    snprintf(files, sizeof(files), "--merge %s --mpi-sm %s --shmem %s --shmem %s", rmx, sm, s1, s2);
+    char table[128];
+
+    run_out_t r = run_perf(files);
+    cr_assert_eq(r.status, 0, "stderr:\n%s\nstdout:\n%s", r.err, r.out);
+    squeezed_line(r.out, "test ", table, sizeof(table));
+    cr_expect_str_eq(table, "test size unit rmx ucp rmx/ucp mpi_sm rmx/sm shmem rmx/shmem",
+                     "%s", r.out);
+    squeezed_line(r.out, "put_lat ", table, sizeof(table));
+    cr_expect_str_eq(table, "put_lat 8 B us 2.000 20.00 0.10 0.500 4.00 2.000 1.00", "%s", r.out);
+    squeezed_line(r.out, "fadd ", table, sizeof(table));
+    cr_expect_str_eq(table, "fadd 8 B us n/a 4.000 n/a n/a n/a 2.000 n/a", "%s", r.out);
+    cr_expect(strstr(r.out, "\n# OpenSHMEM: shmem: spml ucx (Open MPI 4.1 oshmem)\n") != NULL,
+              "%s", r.out);
+    cr_expect(strstr(r.out, "\n# Open MPI osc/sm: osc: sm (Open MPI 4.1)") != NULL, "%s", r.out);
+    free(r.out);
+
+    snprintf(args, sizeof(args), "--json --csv %s", files); /* the last wins: compare.sh's way */
+    r = run_perf(args);
+    cr_assert_eq(r.status, 0, "stderr:\n%s\nstdout:\n%s", r.err, r.out);
+    cr_expect(strstr(r.out, "\ntest,size,unit,rmx,ucp,rmx_over_ucp,mpi_sm,rmx_over_mpi_sm,shmem,"
+                            "rmx_over_shmem\n") != NULL, "%s", r.out);
+    cr_expect(strstr(r.out, "\nput_lat,8,us,2,20,0.1000,0.5,4.0000,2,1.0000\n") != NULL, "%s",
+              r.out);
+    cr_expect(strstr(r.out, "\nsync_all,0,us,1,2,0.5000,4,0.2500,n/a,n/a\n") != NULL, "%s", r.out);
+    free(r.out);
+
+    snprintf(args, sizeof(args), "--json --merge %s --shmem %s --shmem %s", rmx, s1, s2);
+    r = run_perf(args);
+    cr_assert_eq(r.status, 0, "stderr:\n%s\nstdout:\n%s", r.err, r.out);
+    cr_expect(strstr(r.out, "\"shmem\": 2, \"rmx_over_shmem\": 1}") != NULL, "%s", r.out);
+    cr_expect(strstr(r.out, "mpi_sm") == NULL, "no --mpi-sm file, no column:\n%s", r.out);
+    free(r.out);
+    unlink(rmx), unlink(sm), unlink(s1), unlink(s2);
+    rmdir(dir);
+}
+
+/* perf/shmem/bench_shmem (make compare's OpenSHMEM column) runs under oshrun in a quick mode and
+ * prints a positive row for every test and size it was asked for.  Skipped, visibly, where Open
+ * MPI's OpenSHMEM is not installed (the Makefile builds the program only when oshcc exists). */
+#define SHMEM_BIN RMX_TEST_BIN_DIR "/../perf/bench_shmem"
+
+Test(perf, bench_shmem_runs_under_oshrun, .timeout = RMX_T(180))
+{
+    if (system("command -v oshrun >/dev/null 2>&1") != 0 || access(SHMEM_BIN, X_OK) != 0)
+        cr_skip_test("oshrun or " SHMEM_BIN " missing (Open MPI's OpenSHMEM not installed)");
+    static const char *const tests[] = {"put_lat", "put_bw", "put_rate", "get_lat", "get_bw",
+                                        "get_rate", "put_col", "put_row", "get_col", "get_row"};
+    static const char *const fixed[] = {"\nfadd,8,", "\nswap,8,", "\ncswap,8,", "\nmax,8,",
+                                        "\nsync_all,0,"};
+    char cmd[1024], errpath[] = "/tmp/rmx_shmem_err_XXXXXX";
+    int fd = mkstemp(errpath);
+    cr_assert(fd >= 0);
+    close(fd);
+    /* osc ^rdma: Open MPI 4.1's shmem_finalize crashes otherwise (see perf/compare.sh). */
+    snprintf(cmd, sizeof(cmd),
+             "timeout 150 oshrun --allow-run-as-root --oversubscribe -np 2 --mca spml ucx "
+             "--mca osc ^rdma %s --sizes 8,64 --iters 50 --warmup 5 --time 0.002 --reps 1 "
+             "--csv 2>%s", SHMEM_BIN, errpath);
+    FILE *p = popen(cmd, "r");
+    cr_assert(p != NULL);
+    char out[8192];
+    size_t n = fread(out, 1, sizeof(out) - 1, p);
+    out[n] = '\0';
+    int ws = pclose(p);
+    run_out_t e;
+    read_err(&e, errpath);
+    cr_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "%s exited %d; stderr:\n%s\nstdout:\n%s",
+              cmd, ws, e.err, out);
+    cr_expect(strstr(out, "\ntest,size,unit,shmem\n") != NULL, "%s", out);
+    char key[64];
+    for (size_t t = 0; t < sizeof(tests) / sizeof(tests[0]); t++)
+        for (size_t size = 8; size <= 64; size *= 8) {
+            snprintf(key, sizeof(key), "\n%s,%zu,", tests[t], size);
+            const char *row = strstr(out, key);
+            double v = row ? strtod(strchr(row + strlen(key), ',') + 1, NULL) : NAN;
+            cr_expect(v > 0 && isfinite(v), "%s: %g\n%s", key, v, out);
+        }
+    for (size_t t = 0; t < sizeof(fixed) / sizeof(fixed[0]); t++) {
+        const char *row = strstr(out, fixed[t]);
+        double v = row ? strtod(strchr(row + strlen(fixed[t]), ',') + 1, NULL) : NAN;
+        cr_expect(v > 0 && isfinite(v), "%s: %g\n%s", fixed[t], v, out);
+    }
+}

@@ -20,9 +20,17 @@
  *                                     peers' in-place atomics and UCX's); answered with the old
  *                                     value (REPLY) when fetching, else acknowledged (ACK)
  *   GET    {token, raddr, len}        answered with the bytes (REPLY), in chunks of AM_CHUNK
+ *   PUTV   {window, first, nrecs} + records (runs' header, bytes)...  a packed put (ucx.h
+ *                                     rmx_am_pack_t): checked whole, then every run copied and
+ *                                     acknowledged once (ACK), or refused whole (NACK)
+ *   GETV   {token, window, first, nrecs, bytes} + runs' headers  a packed get: answered with
+ *                                     the runs' bytes back to back in one REPLY (at most
+ *                                     RMX_AM_PACK_MAX), or refused (REPLY at offset REJECTED)
  *   DEAD   {rank}                     the sender has seen `rank` fail (announce); not answered
  *   REPLY  {token, offset} + bytes    to the requester
  *   ACK    {rank}                     to the requester: one more of its writes applied at `rank`
+ *   NACK   {rank}                     to the requester: its packed put was malformed or reached
+ *                                     outside the window it named; nothing of it was written
  * Every request names its origin's rank: a target drops what comes from a rank it knows to have
  * failed (dead_from).  Every handler applies its request completely before it returns (memcpy,
  * the atomic): nothing of a request is left for later, so draining the service worker
@@ -63,7 +71,7 @@
 #include "ucx.h"
 
 /* Active-message ids: requests on the service worker, answers on the owner's. */
-enum { AM_PUT = 1, AM_AMO, AM_GET, AM_DEAD, AM_REPLY, AM_ACK };
+enum { AM_PUT = 1, AM_AMO, AM_GET, AM_DEAD, AM_REPLY, AM_ACK, AM_PUTV, AM_GETV, AM_NACK };
 
 /* Puts and get answers go in messages of at most this many bytes of data: no message is large
  * enough for UCP to want rendezvous were it allowed, and a huge transfer never needs one huge
@@ -87,7 +95,14 @@ typedef struct {
     uint8_t size;       /* 4 or 8 */
     uint8_t fetch;
 } amo_req_t;
+/* Packed runs (ucx.h rmx_am_pack_t): the window's address and size, and the offset the runs'
+ * offsets count from; the runs are the message's data. */
+typedef struct { uint64_t base, span, first; uint32_t origin, nrecs; } putv_req_t;
+typedef struct { uint64_t token, base, span, first, bytes; uint32_t origin, nrecs; } getv_req_t;
 typedef struct { uint64_t token, offset; } reply_t;
+/* reply_t.offset of the answer to a packed get the target rejected: no operation's offset, so
+ * the requester's wait ends with RMX_ERR_TRANSPORT (on_reply). */
+#define REJECTED UINT64_MAX
 typedef struct { uint32_t rank; } ack_t;
 
 /* ---------------------------------------------------------------- state */
@@ -100,6 +115,7 @@ struct rmx_am_peer {
     dead_req_t notice;  /* what they are told: UCP reads it until those sends end */
     uint64_t writes;    /* requests to be acknowledged: put chunks, non-fetching atomics */
     uint64_t acked;     /* acknowledgements received (or given up: the peer failed) */
+    int rejected;       /* a packed put was refused (NACK) since the last flush reported it */
 };
 
 typedef enum { OP_GET, OP_FETCH, OP_POST } op_kind_t;
@@ -115,6 +131,7 @@ typedef struct am_op {
     size_t len, got;
     union {
         get_req_t get;
+        getv_req_t getv;
         amo_req_t amo;
     } hdr;
 } am_op_t;
@@ -134,6 +151,9 @@ struct rmx_am {
     rmx_am_peer_t **peers;  /* every active-message route, for flush_all */
     int npeers, cap_peers;
     rmx_am_peer_t **by_rank; /* [size]: the route to each rank, NULL for UCP's */
+    /* [RMX_AM_PACK_MAX]: where on_getv gathers its answer.  The service worker's handlers run
+     * one at a time (the agent's, or the owner's while no agent runs). */
+    unsigned char *gather;
 };
 
 #define OP_PENDING 1 /* op_poll: neither answered nor given up (RMX_* codes are <= 0) */
@@ -399,6 +419,50 @@ int rmx_am_get(rmx_ucx_t *u, rmx_am_peer_t *p, void *dst, size_t len, uint64_t r
     return rc != RMX_OK ? rc : rmx_am_wait(u, token);
 }
 
+int rmx_am_put_packed(rmx_ucx_t *u, rmx_am_peer_t *p, const rmx_am_pack_t *pk)
+{
+    if (!reachable(p))
+        return RMX_ERR_PEER;
+    putv_req_t h = {.base = pk->base, .span = pk->span, .first = pk->first,
+                    .origin = u->am->me, .nrecs = pk->nrecs};
+    ucs_status_ptr_t r = am_send(u, p->ep, AM_PUTV, &h, sizeof(h), pk->body, pk->len,
+                                 UCP_AM_SEND_FLAG_REPLY);
+    if (UCS_PTR_IS_ERR(r))
+        return rmx_ucx_status(UCS_PTR_STATUS(r));
+    p->writes++; /* one acknowledgement (or refusal) for the whole message */
+    int n = r != NULL;
+    return puts_complete(u, p, &r, &n); /* the header and body are the caller's */
+}
+
+int rmx_am_get_packed_start(rmx_ucx_t *u, rmx_am_peer_t *p, const rmx_am_pack_t *pk, void *dst,
+                            uint64_t *token)
+{
+    *token = 0;
+    if (!reachable(p))
+        return RMX_ERR_PEER;
+    am_op_t *o = op_new(u, p, OP_GET);
+    if (o == NULL)
+        return RMX_ERR_NOMEM;
+    o->dst = dst;
+    o->len = pk->bytes;
+    o->hdr.getv = (getv_req_t){.token = o->token, .base = pk->base, .span = pk->span,
+                               .first = pk->first, .bytes = pk->bytes, .origin = u->am->me,
+                               .nrecs = pk->nrecs};
+    ucs_status_ptr_t r = am_send(u, p->ep, AM_GETV, &o->hdr.getv, sizeof(o->hdr.getv), pk->body,
+                                 pk->len, UCP_AM_SEND_FLAG_REPLY);
+    int rc = UCS_PTR_IS_ERR(r) ? rmx_ucx_status(UCS_PTR_STATUS(r)) : RMX_OK;
+    if (rc == RMX_OK) { /* the body is the caller's: UCP must be done with it */
+        int n = r != NULL;
+        rc = puts_complete(u, p, &r, &n);
+    }
+    if (rc != RMX_OK) {
+        op_end(u, o);
+        return rc;
+    }
+    *token = o->token;
+    return RMX_OK;
+}
+
 static uint64_t load_operand(const void *p, size_t size)
 {
     if (size == 4) {
@@ -447,6 +511,11 @@ int rmx_am_amo(rmx_ucx_t *u, rmx_am_peer_t *p, ucp_atomic_op_t op, const void *o
  * quiet). */
 static int flushed(rmx_am_peer_t *p, int quiet, int *rc)
 {
+    if (p->rejected && p->acked >= p->writes) {
+        p->rejected = 0;
+        if (*rc == RMX_OK)
+            *rc = RMX_ERR_TRANSPORT; /* the target refused a packed put: nothing of it written */
+    }
     if (!reachable(p)) {
         p->acked = p->writes;
         if (!quiet && *rc == RMX_OK)
@@ -533,6 +602,26 @@ static ucs_status_t on_ack(void *arg, const void *header, size_t hlen, void *dat
     return UCS_OK;
 }
 
+/* A packed put the target refused (on_putv), on the owner's worker: it counts as answered, and
+ * the next flush reports it. */
+static ucs_status_t on_nack(void *arg, const void *header, size_t hlen, void *data, size_t len,
+                            const ucp_am_recv_param_t *param)
+{
+    (void)data;
+    (void)len;
+    (void)param;
+    struct rmx_am *am = ((rmx_ucx_t *)arg)->am;
+    ack_t h;
+    if (hlen != sizeof(h))
+        return UCS_OK;
+    memcpy(&h, header, sizeof(h));
+    if (h.rank < (uint32_t)am->size && am->by_rank[h.rank] != NULL) {
+        am->by_rank[h.rank]->rejected = 1;
+        am->by_rank[h.rank]->acked++;
+    }
+    return UCS_OK;
+}
+
 /* ---------------------------------------------------------------- the target's side */
 
 /* A send of ours that UCP kept: it owned `user_data`, the answer's header and bytes. */
@@ -594,6 +683,13 @@ static void ack(const rmx_ucx_t *u, ucp_ep_h ep)
     answer(ep, AM_ACK, &h, sizeof(h), NULL, 0);
 }
 
+/* The packed put is refused: nothing of it was written. */
+static void nack(const rmx_ucx_t *u, ucp_ep_h ep)
+{
+    ack_t h = {.rank = u->am->me};
+    answer(ep, AM_NACK, &h, sizeof(h), NULL, 0);
+}
+
 /* Eager only (UCP_AM_SEND_FLAG_EAGER): the bytes are all here.  Anything else is not ours. */
 static int well_formed(size_t hlen, size_t want, const ucp_am_recv_param_t *param)
 {
@@ -629,6 +725,123 @@ static ucs_status_t on_put(void *arg, const void *header, size_t hlen, void *dat
     if (len > 0)
         memcpy((void *)(uintptr_t)h.raddr, data, len); /* trusted, as UCP's own put handler */
     ack(arg, param->reply_ep);
+    return UCS_OK;
+}
+
+/* The records of a packed body (ucx.h), checked before anything is touched: exactly nrecs of
+ * them fill the body (with_data: each header followed by its runs' bytes), each has a run (of
+ * at least one byte: the packer makes no empty ones, and a count of empty runs would only cost
+ * the target time), and every run lies inside the window [base, base+span) from offset
+ * `first`.  Their run bytes go to *bytes.  No sum below overflows: the fields are 32-bit, the
+ * sums 64-bit. */
+static int runs_check(const unsigned char *body, size_t len, uint32_t nrecs, uint64_t base,
+                      uint64_t span, uint64_t first, int with_data, uint64_t *bytes)
+{
+    if (base > UINT64_MAX - span || first > span)
+        return 0;
+    uint64_t room = span - first, total = 0;
+    size_t at = 0;
+    for (uint32_t i = 0; i < nrecs; i++) {
+        rmx_am_run_t r;
+        if (len - at < sizeof(r))
+            return 0;
+        memcpy(&r, body + at, sizeof(r));
+        at += sizeof(r);
+        uint64_t end = (uint64_t)r.off + (uint64_t)(r.count - 1) * r.pitch + r.len;
+        uint64_t n = (uint64_t)r.count * r.len;
+        if (r.count == 0 || r.len == 0 || end > room || n > RMX_AM_PACK_MAX)
+            return 0;
+        if (with_data) {
+            if (len - at < n)
+                return 0;
+            at += n;
+        }
+        total += n;
+        if (total > RMX_AM_PACK_MAX)
+            return 0;
+    }
+    *bytes = total;
+    return at == len;
+}
+
+/* count runs of len bytes, pitch apart from w, written from the packed bytes at p (put) or
+ * gathered there; the common element sizes as constant-size moves, not calls. */
+#define PROGRESSION_COPY(n)                                                                   \
+    for (uint32_t i = 0; i < count; i++, w += pitch, p += (n)) {                              \
+        if (put)                                                                              \
+            memcpy(w, p, (n));                                                                \
+        else                                                                                  \
+            memcpy(p, w, (n));                                                                \
+    }
+static void progression_copy(unsigned char *w, size_t pitch, unsigned char *p, size_t len,
+                             uint32_t count, int put)
+{
+    switch (len) {
+    case 4:  PROGRESSION_COPY(4);  break;
+    case 8:  PROGRESSION_COPY(8);  break;
+    case 16: PROGRESSION_COPY(16); break;
+    default: PROGRESSION_COPY(len); break;
+    }
+}
+
+/* The runs of a checked packed body, window side `win` (the address of offset `first`): written
+ * from the body (put) or gathered into out (get). */
+static void runs_copy(unsigned char *win, const unsigned char *body, size_t len, int put,
+                      unsigned char *out)
+{
+    size_t at = 0;
+    while (at < len) {
+        rmx_am_run_t r;
+        memcpy(&r, body + at, sizeof(r));
+        at += sizeof(r);
+        unsigned char *w = win + r.off;
+        if (put) {
+            progression_copy(w, r.pitch, (unsigned char *)body + at, r.len, r.count, 1);
+            at += (size_t)r.count * r.len;
+        } else {
+            progression_copy(w, r.pitch, out, r.len, r.count, 0);
+            out += (size_t)r.count * r.len;
+        }
+    }
+}
+
+static ucs_status_t on_putv(void *arg, const void *header, size_t hlen, void *data, size_t len,
+                            const ucp_am_recv_param_t *param)
+{
+    putv_req_t h;
+    uint64_t bytes;
+    if (!well_formed(hlen, sizeof(h), param))
+        return UCS_OK;
+    memcpy(&h, header, sizeof(h));
+    if (dead_from(arg, h.origin))
+        return UCS_OK;
+    if (!runs_check(data, len, h.nrecs, h.base, h.span, h.first, 1, &bytes)) {
+        nack(arg, param->reply_ep);
+        return UCS_OK;
+    }
+    runs_copy((unsigned char *)(uintptr_t)(h.base + h.first), data, len, 1, NULL);
+    ack(arg, param->reply_ep);
+    return UCS_OK;
+}
+
+static ucs_status_t on_getv(void *arg, const void *header, size_t hlen, void *data, size_t len,
+                            const ucp_am_recv_param_t *param)
+{
+    rmx_ucx_t *u = arg;
+    getv_req_t h;
+    uint64_t bytes;
+    if (!well_formed(hlen, sizeof(h), param))
+        return UCS_OK;
+    memcpy(&h, header, sizeof(h));
+    if (dead_from(u, h.origin))
+        return UCS_OK;
+    if (!runs_check(data, len, h.nrecs, h.base, h.span, h.first, 0, &bytes) ||
+        bytes != h.bytes) {
+        reply(param->reply_ep, h.token, REJECTED, NULL, 0);
+        return UCS_OK;
+    }
+    runs_copy((unsigned char *)(uintptr_t)(h.base + h.first), data, len, 0, u->am->gather);
+    reply(param->reply_ep, h.token, 0, u->am->gather, bytes);
     return UCS_OK;
 }
 
@@ -746,9 +959,13 @@ static int set_handler(ucp_worker_h worker, unsigned id, ucp_am_recv_callback_t 
 int rmx_am_open(rmx_ucx_t *u)
 {
     u->am = calloc(1, sizeof(*u->am));
-    if (u->am == NULL)
+    if (u->am == NULL || (u->am->gather = malloc(RMX_AM_PACK_MAX)) == NULL)
         return RMX_ERR_NOMEM;
     int rc = set_handler(u->service, AM_PUT, on_put, u);
+    if (rc == RMX_OK)
+        rc = set_handler(u->service, AM_PUTV, on_putv, u);
+    if (rc == RMX_OK)
+        rc = set_handler(u->service, AM_GETV, on_getv, u);
     if (rc == RMX_OK)
         rc = set_handler(u->service, AM_AMO, on_amo, u);
     if (rc == RMX_OK)
@@ -759,6 +976,8 @@ int rmx_am_open(rmx_ucx_t *u)
         rc = set_handler(u->worker, AM_REPLY, on_reply, u);
     if (rc == RMX_OK)
         rc = set_handler(u->worker, AM_ACK, on_ack, u);
+    if (rc == RMX_OK)
+        rc = set_handler(u->worker, AM_NACK, on_nack, u);
     return rc;
 }
 
@@ -814,6 +1033,7 @@ void rmx_am_close(rmx_ucx_t *u)
     free(am->dead);
     free(am->by_rank);
     free(am->peers);
+    free(am->gather);
     free(am);
     u->am = NULL;
 }

@@ -13,6 +13,7 @@
 #define RMX_UCX_H
 
 #include <sched.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,8 +149,101 @@ int rmx_am_get_start(rmx_ucx_t *u, rmx_am_peer_t *am, void *dst, size_t len, uin
  * Either way it has let go: a later answer is dropped. */
 int rmx_am_wait(rmx_ucx_t *u, uint64_t token);
 void rmx_am_abandon(rmx_ucx_t *u, uint64_t token);
+/* Packed runs: many short runs of one window at one peer in one message each way (a strided
+ * section's small runs; engine/subarray_rma.c fills the pack, am_rma.c sends it and its handlers
+ * apply it at the target).  The body is a sequence of records, each a header (rmx_am_run_t:
+ * `count` runs of `len` bytes, the i-th at offset off + i * pitch from the window's offset
+ * `first`: one record for a whole column) followed, for a put, by the runs' bytes; a packed
+ * get's body holds the headers alone, and its answer is the runs' bytes back to back.  The
+ * target checks the whole body before it writes or reads anything: every record inside the body,
+ * exactly nrecs of them, each with at least one run, every run inside the window [0, span) the
+ * origin names, a get's bytes as declared; it refuses anything else (a put: RMX_ERR_TRANSPORT
+ * at the origin's next flush; a get: from its wait).  Bounded: body and a get's answer at most
+ * RMX_AM_PACK_MAX bytes (AM_CHUNK, am_rma.c: no message is larger). */
+#define RMX_AM_PACK_MAX (32u << 10)
+typedef struct rmx_am_run {
+    uint32_t off, len, count, pitch;
+} rmx_am_run_t;
+typedef struct rmx_am_pack {
+    uint64_t base, span;    /* the window at the target: its address and size */
+    uint64_t first;         /* window offset the records' offsets count from (the first run's) */
+    uint32_t nrecs, nruns;  /* records in the body, runs they describe */
+    size_t last;            /* body offset of the last record's header */
+    rmx_am_run_t cur;       /* that header (the body's copy is kept up to date) */
+    uint64_t next;          /* cur.count > 1: the offset from `first` that continues it */
+    size_t len;             /* body bytes used */
+    size_t bytes;           /* run bytes (a get's answer) */
+    unsigned char body[RMX_AM_PACK_MAX];
+} rmx_am_pack_t;
+
+/* An empty pack for the window [base, base+span) at the target. */
+static inline void rmx_am_pack_reset(rmx_am_pack_t *pk, uint64_t base, uint64_t span)
+{
+    pk->base = base;
+    pk->span = span;
+    pk->nrecs = 0;
+    pk->nruns = 0;
+    pk->len = 0;
+    pk->bytes = 0;
+}
+
+/* Add the run [off, off+len) of the window (ascending: after the pack's last run), with room for
+ * its bytes when `data` (a put): where they go in the body, or NULL when the pack has no room
+ * for it (send it, reset, add again).  A run of the same length as the last record's, at the
+ * next step of its progression, extends that record (a record of one run takes its pitch from
+ * the second); any other starts a record.  A run longer than
+ * RMX_AM_PACK_MAX - sizeof(rmx_am_run_t) never fits. */
+static inline unsigned char *rmx_am_pack_add(rmx_am_pack_t *pk, uint64_t off, size_t len,
+                                             int data)
+{
+    if (pk->nrecs == 0)
+        pk->first = off;
+    size_t bytes = data ? len : 0;
+    if (len > RMX_AM_PACK_MAX || off < pk->first || off - pk->first > UINT32_MAX - len ||
+        bytes > RMX_AM_PACK_MAX - pk->len || (!data && len > RMX_AM_PACK_MAX - pk->bytes))
+        return NULL;
+    uint64_t rel = off - pk->first;
+    rmx_am_run_t *r = &pk->cur;
+    if (pk->nrecs > 0 && r->len == len && r->count < UINT32_MAX &&
+        (r->count > 1 ? rel == pk->next : rel >= (uint64_t)r->off + len)) {
+        if (r->count == 1) {
+            r->pitch = (uint32_t)(rel - r->off);
+            pk->next = rel;
+            memcpy(pk->body + pk->last + offsetof(rmx_am_run_t, pitch), &r->pitch,
+                   sizeof(r->pitch));
+        }
+        r->count++;
+        pk->next += r->pitch;
+        /* the count alone: a copy of the whole header right after this store stalled (store
+         * forwarding), at a quarter of the packing time of a long column */
+        memcpy(pk->body + pk->last + offsetof(rmx_am_run_t, count), &r->count, sizeof(r->count));
+    } else {
+        if (sizeof(*r) + bytes > RMX_AM_PACK_MAX - pk->len)
+            return NULL;
+        *r = (rmx_am_run_t){.off = (uint32_t)rel, .len = (uint32_t)len, .count = 1, .pitch = 0};
+        pk->last = pk->len;
+        memcpy(pk->body + pk->len, r, sizeof(*r));
+        pk->len += sizeof(*r);
+        pk->nrecs++;
+    }
+    pk->len += bytes;
+    pk->bytes += len;
+    pk->nruns++;
+    return pk->body + pk->len - bytes;
+}
+
+/* Send a packed put (its body holds the bytes): returns once the body may be reused; complete
+ * at the target with the next flush, ordered with every other put to the peer as issued.
+ * RMX_ERR_TIMEOUT: as rmx_ucx_put's (the endpoint was force-closed: the caller forgets it). */
+int rmx_am_put_packed(rmx_ucx_t *u, rmx_am_peer_t *am, const rmx_am_pack_t *pk);
+/* A packed get left in flight: its answer (pk->bytes, the runs back to back) goes to dst.  The
+ * pack may be reused on return.  Ended by exactly one rmx_am_wait or rmx_am_abandon; timeouts
+ * as rmx_am_put_packed's. */
+int rmx_am_get_packed_start(rmx_ucx_t *u, rmx_am_peer_t *am, const rmx_am_pack_t *pk, void *dst,
+                            uint64_t *token);
 /* Every put and atomic sent to am[0..n) applied at its target; RMX_ERR_PEER for a peer that
- * failed, RMX_ERR_TIMEOUT after timeout_s. */
+ * failed, RMX_ERR_TIMEOUT after timeout_s, RMX_ERR_TRANSPORT when the target rejected a packed
+ * put since the last flush. */
 int rmx_am_flush(rmx_ucx_t *u, rmx_am_peer_t *const *am, int n);
 /* The same for every peer, passing over those that failed (as UCP's worker flush). */
 int rmx_am_flush_all(rmx_ucx_t *u);
@@ -345,7 +439,8 @@ rmx_ucx_amo(rmx_ucx_t *u, ucp_ep_h ep, rmx_am_peer_t *am, ucp_atomic_op_t op,
 /* Complete everything issued on ep, at origin and target. */
 static inline int rmx_ucx_flush_ep(rmx_ucx_t *u, ucp_ep_h ep, rmx_am_peer_t *am)
 {
-    ucp_request_param_t prm = {.op_attr_mask = 0};
+    ucp_request_param_t prm;
+    prm.op_attr_mask = 0; /* as in rmx_ucx_put: no 72-byte clear per completion */
     if (ep == NULL)
         return RMX_ERR_PEER; /* closed after its peer failed (rmx_peers_reap) */
     if (am != NULL)
