@@ -147,7 +147,7 @@ $(BUILD)/obj/tests/%.o: CFLAGS_ALL += -DRMX_TEST_SRC_DIR='"$(CURDIR)/tests"'
 # tests/test_perf.c runs it once under oshrun.
 OSHCC ?= $(shell command -v oshcc 2>/dev/null)
 SHMEM_BENCH = $(if $(OSHCC),$(BUILD)/perf/bench_shmem)
-$(BUILD)/perf/bench_shmem: perf/shmem/bench_shmem.c perf/perf.h api/rmx.h
+$(BUILD)/perf/bench_shmem: perf/shmem/bench_shmem.c perf/driver.h perf/perf.h api/rmx.h
 	@mkdir -p $(@D)
 	$(OSHCC) -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o $@ $< -lm
 

@@ -20,6 +20,8 @@
 #include <stdint.h>
 #include "../api/rmx.h"
 
+#define MiB(x) ((size_t)(x) << 20)
+#define KiB(x) ((size_t)(x) << 10)
 #define PERF_MAX_SIZES 64
 #define PERF_MAX_FILES 16
 

@@ -21,8 +21,6 @@ static int sub_fits(const perf_env_t *e, size_t len)
     return len % sizeof(double) == 0 && len * PERF_SUB_WIDTH <= e->data_len;
 }
 
-#define MiB(x) ((size_t)(x) << 20)
-#define KiB(x) ((size_t)(x) << 10)
 
 #define BODIES(name) .rmx = bench_rmx_##name, .ucp = bench_ucp_##name
 

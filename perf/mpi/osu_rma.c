@@ -22,18 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "../perf.h"
+#include "../driver.h"
 
-typedef struct {
-    const char *tests;
-    size_t min_size, max_size;
-    size_t sizes[PERF_MAX_SIZES];
-    int nsizes;
-    long iters, warmup;
-    double time_s;
-    int reps, target;
-    double idle_s;          /* --idle-target: other ranks sleep this long, no MPI calls */
-} opts_t;
+typedef driver_opts_t opts_t;
 
 typedef struct {
     MPI_Win win;
@@ -270,8 +261,6 @@ static int win_create(env_t *e, size_t len, long n)
     return 0;
 }
 
-#define MiB(x) ((size_t)(x) << 20)
-#define KiB(x) ((size_t)(x) << 10)
 static const test_t tests[] = {
     {"put_lat", "put", METRIC_LAT, 1, MiB(4), 0, 0, put_lat},
     {"put_bw", "put", METRIC_BW, 1, MiB(4), 0, 1, put_bw},
@@ -295,15 +284,7 @@ static const test_t tests[] = {
 /* ---------------------------------------------------------------- measurement */
 static int selected(const opts_t *o, const test_t *t)
 {
-    if (o->tests == NULL || strcmp(o->tests, "all") == 0)
-        return 1;
-    char *copy = strdup(o->tests), *save = NULL;
-    int hit = 0;
-    for (char *tok = strtok_r(copy, ",", &save); tok != NULL && !hit;
-         tok = strtok_r(NULL, ",", &save))
-        hit = strcmp(tok, "all") == 0 || strcmp(tok, t->name) == 0 || strcmp(tok, t->group) == 0;
-    free(copy);
-    return hit;
+    return driver_selected(o, t->name, t->group);
 }
 
 /* Doubling batches until max_iters or max_s of timed work; rank 0 decides for collectives. */
@@ -352,132 +333,20 @@ static double measure(env_t *e, const test_t *t, const opts_t *o, size_t len)
     return v;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static const char *unit(perf_metric_t m)
-{
-    return m == METRIC_LAT ? "us" : m == METRIC_BW ? "MB/s" : "Mop/s";
-}
-
-/* Same sizes as rmx_perf: --sizes, else powers of two from --min to --max, clamped to the test. */
-static int sweep(const test_t *t, const opts_t *o, size_t *out)
-{
-    if (t->min_len == t->max_len) {
-        out[0] = t->min_len;
-        return 1;
-    }
-    int n = 0;
-    if (o->nsizes > 0) {
-        for (int i = 0; i < o->nsizes; i++)
-            if (o->sizes[i] >= t->min_len && o->sizes[i] <= t->max_len)
-                out[n++] = o->sizes[i];
-        return n;
-    }
-    size_t lo = o->min_size > t->min_len ? o->min_size : t->min_len;
-    size_t hi = o->max_size < t->max_len ? o->max_size : t->max_len;
-    for (size_t len = lo; len <= hi && n < PERF_MAX_SIZES; len *= 2)
-        out[n++] = len;
-    return n;
-}
-
 static void run_test(env_t *e, const test_t *t, const opts_t *o)
 {
     size_t sizes[PERF_MAX_SIZES];
-    int ns = sweep(t, o, sizes);
+    int ns = driver_sweep(o, t->min_len, t->max_len, sizes);
     for (int i = 0; i < ns; i++) {
         size_t len = sizes[i];
-        int sub = strcmp(t->group, "sub") == 0;
-        if (sub && (len % sizeof(double) != 0 || len * PERF_SUB_WIDTH > e->data_len))
+        if (!driver_fits(t->group, len, e->data_len))
             continue;
-        double v[128];
+        double v[DRIVER_MAX_REPS];
         for (int r = 0; r < o->reps; r++)
             v[r] = measure(e, t, o, len);
-        if (e->me == 0) {
-            qsort(v, (size_t)o->reps, sizeof(double), cmp_double);
-            double med = o->reps % 2 ? v[o->reps / 2] : (v[o->reps / 2 - 1] + v[o->reps / 2]) / 2;
-            printf("%s,%zu,%s,%.6g\n", t->name, len, unit(t->metric), med);
-            fflush(stdout);
-        }
+        if (e->me == 0)
+            driver_print_median(t->name, len, t->metric, v, o->reps);
     }
-}
-
-/* ---------------------------------------------------------------- options */
-static size_t parse_size(const char *s)
-{
-    char *end;
-    size_t v = (size_t)strtoull(s, &end, 10);
-    if (*end == 'k' || *end == 'K')
-        v <<= 10;
-    else if (*end == 'm' || *end == 'M')
-        v <<= 20;
-    return v;
-}
-
-/* rmx_perf's options; the ones about output or the UCP baseline are accepted and ignored so
- * compare.sh can hand both programs the same arguments. */
-static int parse_args(int argc, char **argv, opts_t *o)
-{
-    *o = (opts_t){.min_size = 1, .max_size = MiB(4), .iters = 1000000, .warmup = 1000,
-                  .time_s = 0.02, .reps = 3, .target = -1};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int takes = v != NULL;
-        if (strcmp(a, "--test") == 0 || strcmp(a, "--tests") == 0)
-            o->tests = v;
-        else if (strcmp(a, "--min") == 0 && v)
-            o->min_size = parse_size(v);
-        else if (strcmp(a, "--max") == 0 && v)
-            o->max_size = parse_size(v);
-        else if (strcmp(a, "--sizes") == 0 && v) {
-            char buf[512], *save = NULL;
-            snprintf(buf, sizeof(buf), "%s", v);
-            o->nsizes = 0;
-            for (char *tok = strtok_r(buf, ",", &save); tok && o->nsizes < PERF_MAX_SIZES;
-                 tok = strtok_r(NULL, ",", &save)) {
-                o->sizes[o->nsizes] = parse_size(tok);
-                o->max_size = o->nsizes == 0 || o->sizes[o->nsizes] > o->max_size
-                                  ? o->sizes[o->nsizes] : o->max_size;
-                o->nsizes++;
-            }
-        }
-        else if (strcmp(a, "--iters") == 0 && v)
-            o->iters = atol(v);
-        else if (strcmp(a, "--warmup") == 0 && v)
-            o->warmup = atol(v);
-        else if (strcmp(a, "--time") == 0 && v)
-            o->time_s = atof(v);
-        else if (strcmp(a, "--reps") == 0 && v)
-            o->reps = atoi(v);
-        else if (strcmp(a, "--target") == 0 && v)
-            o->target = atoi(v);
-        else if (strcmp(a, "--idle-target") == 0 && v)
-            o->idle_s = atof(v);
-        else if (strcmp(a, "--baseline") == 0 || strcmp(a, "--plot") == 0 ||
-                 strcmp(a, "--mpi") == 0 || strcmp(a, "--ranks") == 0)
-            ;
-        else if (strcmp(a, "--csv") == 0 || strcmp(a, "--json") == 0 ||
-                 strcmp(a, "--progress") == 0 || strcmp(a, "--quiet") == 0)
-            takes = 0;
-        else {
-            fprintf(stderr, "osu_rma: unknown option %s\n", a);
-            return -1;
-        }
-        i += takes;
-    }
-    if (o->reps < 1 || o->reps > 128 || o->iters < 1 || o->time_s <= 0 || o->min_size < 1)
-        return -1;
-    return 0;
-}
-
-/* Same formula as rmx_perf: PERF_SUB_WIDTH x the largest size, within 1 .. 64 MiB. */
-static size_t data_len_for(const opts_t *o)
-{
-    size_t want = o->max_size * PERF_SUB_WIDTH;
-    return want < MiB(1) ? MiB(1) : want > MiB(64) ? MiB(64) : want;
 }
 
 int main(int argc, char **argv)
@@ -487,14 +356,14 @@ int main(int argc, char **argv)
     env_t e = {0};
     MPI_Comm_rank(MPI_COMM_WORLD, &e.me);
     MPI_Comm_size(MPI_COMM_WORLD, &e.n);
-    if (parse_args(argc, argv, &o) != 0 || e.n < 2) {
+    if (driver_parse_args(argc, argv, &o, "osu_rma") != 0 || e.n < 2) {
         if (e.me == 0)
             fprintf(stderr, "osu_rma: bad options, or fewer than 2 ranks\n");
         MPI_Finalize();
         return 2;
     }
     e.target = o.target < 0 || o.target >= e.n ? e.n - 1 : o.target;
-    e.data_len = data_len_for(&o);
+    e.data_len = driver_data_len(&o);
     MPI_Win_allocate((MPI_Aint)(e.data_len + PERF_CTRL_BYTES), 1, MPI_INFO_NULL, MPI_COMM_WORLD,
                      &e.base, &e.win);
     memset(e.base, 0, e.data_len + PERF_CTRL_BYTES);

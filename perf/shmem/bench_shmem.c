@@ -26,20 +26,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "../perf.h"
+#include "../driver.h"
 
-#define MAX_REPS 101
-
-typedef struct {
-    const char *tests;
-    size_t min_size, max_size;
-    size_t sizes[PERF_MAX_SIZES];
-    int nsizes;
-    long iters, warmup;
-    double time_s;
-    int reps, target;
-    double idle_s;          /* --idle-target: other PEs sleep this long, no SHMEM calls */
-} opts_t;
+typedef driver_opts_t opts_t;
 
 typedef struct {
     char *base;             /* symmetric: data area + PERF_CTRL_BYTES */
@@ -236,8 +225,6 @@ static void barrier(env_t *e, size_t len, long n)
         shmem_barrier_all();
 }
 
-#define MiB(x) ((size_t)(x) << 20)
-#define KiB(x) ((size_t)(x) << 10)
 static const test_t tests[] = {
     {"put_lat", "put", METRIC_LAT, 1, MiB(4), 0, 0, put_lat},
     {"put_bw", "put", METRIC_BW, 1, MiB(4), 0, 1, put_bw},
@@ -260,14 +247,7 @@ static const test_t tests[] = {
 /* ---------------------------------------------------------------- measurement */
 static int selected(const opts_t *o, const test_t *t)
 {
-    if (o->tests == NULL || strcmp(o->tests, "all") == 0)
-        return 1;
-    char buf[512], *save = NULL;
-    snprintf(buf, sizeof(buf), "%s", o->tests);
-    for (char *tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save))
-        if (strcmp(tok, "all") == 0 || strcmp(tok, t->name) == 0 || strcmp(tok, t->group) == 0)
-            return 1;
-    return 0;
+    return driver_selected(o, t->name, t->group);
 }
 
 /* PE 0's decision reaches every PE: put into each PE's share slot, then a barrier (which
@@ -330,157 +310,20 @@ static double measure(env_t *e, const test_t *t, const opts_t *o, size_t len)
     return v;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static const char *unit(perf_metric_t m)
-{
-    return m == METRIC_LAT ? "us" : m == METRIC_BW ? "MB/s" : "Mop/s";
-}
-
-/* Same sizes as rmx_perf: --sizes, else powers of two from --min to --max, clamped to the test. */
-static int sweep(const test_t *t, const opts_t *o, size_t *out)
-{
-    if (t->min_len == t->max_len) {
-        out[0] = t->min_len;
-        return 1;
-    }
-    int n = 0;
-    if (o->nsizes > 0) {
-        for (int i = 0; i < o->nsizes; i++)
-            if (o->sizes[i] >= t->min_len && o->sizes[i] <= t->max_len)
-                out[n++] = o->sizes[i];
-        return n;
-    }
-    size_t lo = o->min_size > t->min_len ? o->min_size : t->min_len;
-    size_t hi = o->max_size < t->max_len ? o->max_size : t->max_len;
-    for (size_t len = lo; len <= hi && n < PERF_MAX_SIZES; len *= 2)
-        out[n++] = len;
-    return n;
-}
-
-/* rmx_perf's sub_fits: the arrays are PERF_SUB_WIDTH times the section and must fit. */
-static int fits(const env_t *e, const test_t *t, size_t len)
-{
-    if (strcmp(t->group, "sub") != 0)
-        return 1;
-    return len % sizeof(double) == 0 && len * PERF_SUB_WIDTH <= e->data_len;
-}
-
 static void run_test(env_t *e, const test_t *t, const opts_t *o)
 {
     size_t sizes[PERF_MAX_SIZES];
-    int ns = sweep(t, o, sizes);
+    int ns = driver_sweep(o, t->min_len, t->max_len, sizes);
     for (int i = 0; i < ns; i++) {
         size_t len = sizes[i];
-        if (!fits(e, t, len))
+        if (!driver_fits(t->group, len, e->data_len))
             continue;
-        double v[MAX_REPS];
+        double v[DRIVER_MAX_REPS];
         for (int r = 0; r < o->reps; r++)
             v[r] = measure(e, t, o, len);
-        if (e->me == 0) {
-            qsort(v, (size_t)o->reps, sizeof(double), cmp_double);
-            double med = o->reps % 2 ? v[o->reps / 2] : (v[o->reps / 2 - 1] + v[o->reps / 2]) / 2;
-            printf("%s,%zu,%s,%.6g\n", t->name, len, unit(t->metric), med);
-            fflush(stdout);
-        }
+        if (e->me == 0)
+            driver_print_median(t->name, len, t->metric, v, o->reps);
     }
-}
-
-/* ---------------------------------------------------------------- options */
-static int parse_size(const char *s, size_t *out)
-{
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (end == s)
-        return -1;
-    if (*end == 'k' || *end == 'K')
-        v <<= 10, end++;
-    else if (*end == 'm' || *end == 'M')
-        v <<= 20, end++;
-    if (*end == 'B' || *end == 'b')
-        end++;
-    *out = (size_t)v;
-    return *end == '\0' && v > 0 ? 0 : -1;
-}
-
-static int parse_sizes(const char *list, opts_t *o)
-{
-    char buf[512], *save = NULL;
-    snprintf(buf, sizeof(buf), "%s", list);
-    o->nsizes = 0;
-    for (char *tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
-        if (o->nsizes == PERF_MAX_SIZES || parse_size(tok, &o->sizes[o->nsizes]) != 0)
-            return -1;
-        size_t v = o->sizes[o->nsizes++];
-        o->min_size = o->nsizes == 1 || v < o->min_size ? v : o->min_size;
-        o->max_size = o->nsizes == 1 || v > o->max_size ? v : o->max_size;
-    }
-    return o->nsizes > 0 ? 0 : -1;
-}
-
-/* Options that take a value but concern only rmx_perf (output files, baseline, other columns). */
-static int ignored_with_value(const char *a)
-{
-    static const char *const names[] = {"--baseline", "--plot", "--mpi", "--mpi-sm", "--shmem",
-                                        "--ranks", "--merge"};
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (strcmp(a, names[i]) == 0)
-            return 1;
-    return 0;
-}
-
-static int parse_args(int argc, char **argv, opts_t *o)
-{
-    *o = (opts_t){.min_size = 1, .max_size = MiB(4), .iters = 1000000, .warmup = 1000,
-                  .time_s = 0.02, .reps = 3, .target = -1};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int bad = 0, takes = 1;
-        if (strcmp(a, "--test") == 0 || strcmp(a, "--tests") == 0)
-            bad = v == NULL, o->tests = v;
-        else if (strcmp(a, "--min") == 0)
-            bad = v == NULL || parse_size(v, &o->min_size) != 0;
-        else if (strcmp(a, "--max") == 0)
-            bad = v == NULL || parse_size(v, &o->max_size) != 0;
-        else if (strcmp(a, "--sizes") == 0)
-            bad = v == NULL || parse_sizes(v, o) != 0;
-        else if (strcmp(a, "--iters") == 0)
-            bad = v == NULL || (o->iters = atol(v)) < 1;
-        else if (strcmp(a, "--warmup") == 0)
-            bad = v == NULL || (o->warmup = atol(v)) < 0;
-        else if (strcmp(a, "--time") == 0)
-            bad = v == NULL || (o->time_s = atof(v)) <= 0;
-        else if (strcmp(a, "--reps") == 0)
-            bad = v == NULL || (o->reps = atoi(v)) < 1 || o->reps > MAX_REPS;
-        else if (strcmp(a, "--target") == 0)
-            bad = v == NULL || (o->target = atoi(v)) < 1;
-        else if (strcmp(a, "--idle-target") == 0)
-            bad = v == NULL || (o->idle_s = atof(v)) < 0;
-        else if (ignored_with_value(a))
-            bad = v == NULL;
-        else if (strcmp(a, "--csv") == 0 || strcmp(a, "--json") == 0 ||
-                 strcmp(a, "--progress") == 0 || strcmp(a, "--quiet") == 0)
-            takes = 0;
-        else
-            bad = 1;
-        if (bad) {
-            fprintf(stderr, "bench_shmem: bad or missing value for %s\n", a);
-            return -1;
-        }
-        i += takes;
-    }
-    return o->min_size <= o->max_size ? 0 : -1;
-}
-
-/* Same formula as rmx_perf: PERF_SUB_WIDTH x the largest size, within 1 .. 64 MiB. */
-static size_t data_len_for(const opts_t *o)
-{
-    size_t want = o->max_size * PERF_SUB_WIDTH;
-    return want < MiB(1) ? MiB(1) : want > MiB(64) ? MiB(64) : want;
 }
 
 /* The symmetric window and the local buffer; 0 on every PE or -1 on every PE. */
@@ -489,7 +332,7 @@ static int env_open(env_t *e, const opts_t *o)
     e->me = shmem_my_pe();
     e->n = shmem_n_pes();
     e->target = o->target < 0 || o->target >= e->n ? e->n - 1 : o->target;
-    e->data_len = data_len_for(o);
+    e->data_len = driver_data_len(o);
     e->base = shmem_malloc(e->data_len + PERF_CTRL_BYTES); /* collective */
     e->local = malloc(e->data_len);
     static int ok[2];   /* symmetric: every PE's verdict reaches PE 0 through a reduction */
@@ -515,7 +358,7 @@ int main(int argc, char **argv)
     opts_t o;
     env_t e = {0};
     int me = shmem_my_pe(), n = shmem_n_pes();
-    if (parse_args(argc, argv, &o) != 0 || n < 2) {
+    if (driver_parse_args(argc, argv, &o, "bench_shmem") != 0 || n < 2) {
         if (me == 0)
             fprintf(stderr, "bench_shmem: bad options, or fewer than 2 PEs\n");
         shmem_finalize();
