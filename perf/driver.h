@@ -63,6 +63,19 @@ static int driver_sweep(const driver_opts_t *o, size_t min_len, size_t max_len, 
     return n;
 }
 
+/* perf.h's window sizes for the bandwidth and rate tests; only data_len matters to them. */
+static long driver_bw_ops(size_t data_len, size_t len)
+{
+    perf_env_t pe = {.data_len = data_len};
+    return perf_bw_ops(&pe, len);
+}
+
+static long driver_rate_ops(size_t data_len, size_t len)
+{
+    perf_env_t pe = {.data_len = data_len};
+    return perf_rate_ops(&pe, len);
+}
+
 /* rmx_perf's sub_fits: a section test's arrays are PERF_SUB_WIDTH times the section. */
 static int driver_fits(const char *group, size_t len, size_t data_len)
 {

@@ -585,6 +585,17 @@ static ucs_status_t on_reply(void *arg, const void *header, size_t hlen, void *d
     return UCS_OK;
 }
 
+/* The peer an acknowledgement comes from (h.rank), or NULL for a malformed one. */
+static rmx_am_peer_t *acked_by(void *arg, const void *header, size_t hlen)
+{
+    struct rmx_am *am = ((rmx_ucx_t *)arg)->am;
+    ack_t h;
+    if (hlen != sizeof(h))
+        return NULL;
+    memcpy(&h, header, sizeof(h));
+    return h.rank < (uint32_t)am->size ? am->by_rank[h.rank] : NULL;
+}
+
 /* One more write applied at h.rank, on the owner's worker. */
 static ucs_status_t on_ack(void *arg, const void *header, size_t hlen, void *data, size_t len,
                            const ucp_am_recv_param_t *param)
@@ -592,13 +603,9 @@ static ucs_status_t on_ack(void *arg, const void *header, size_t hlen, void *dat
     (void)data;
     (void)len;
     (void)param;
-    struct rmx_am *am = ((rmx_ucx_t *)arg)->am;
-    ack_t h;
-    if (hlen != sizeof(h))
-        return UCS_OK;
-    memcpy(&h, header, sizeof(h));
-    if (h.rank < (uint32_t)am->size && am->by_rank[h.rank] != NULL)
-        am->by_rank[h.rank]->acked++;
+    rmx_am_peer_t *p = acked_by(arg, header, hlen);
+    if (p != NULL)
+        p->acked++;
     return UCS_OK;
 }
 
@@ -610,14 +617,10 @@ static ucs_status_t on_nack(void *arg, const void *header, size_t hlen, void *da
     (void)data;
     (void)len;
     (void)param;
-    struct rmx_am *am = ((rmx_ucx_t *)arg)->am;
-    ack_t h;
-    if (hlen != sizeof(h))
-        return UCS_OK;
-    memcpy(&h, header, sizeof(h));
-    if (h.rank < (uint32_t)am->size && am->by_rank[h.rank] != NULL) {
-        am->by_rank[h.rank]->rejected = 1;
-        am->by_rank[h.rank]->acked++;
+    rmx_am_peer_t *p = acked_by(arg, header, hlen);
+    if (p != NULL) {
+        p->rejected = 1;
+        p->acked++;
     }
     return UCS_OK;
 }

@@ -47,19 +47,6 @@ typedef struct {
     body_t body;
 } test_t;
 
-/* perf.h's helpers take a perf_env_t; only data_len matters to them. */
-static long bw_ops(const env_t *e, size_t len)
-{
-    perf_env_t pe = {.data_len = e->data_len};
-    return perf_bw_ops(&pe, len);
-}
-
-static long rate_ops(const env_t *e, size_t len)
-{
-    perf_env_t pe = {.data_len = e->data_len};
-    return perf_rate_ops(&pe, len);
-}
-
 static int flush(env_t *e)
 {
     return MPI_Win_flush(e->target, e->win);
@@ -77,7 +64,7 @@ static int put_lat(env_t *e, size_t len, long n)
 
 static int put_bw(env_t *e, size_t len, long n)
 {
-    long w = bw_ops(e, len);
+    long w = driver_bw_ops(e->data_len, len);
     size_t slot = perf_slot(len);
     for (long i = 0; i < n; i++) {
         for (long j = 0; j < w; j++)
@@ -90,7 +77,7 @@ static int put_bw(env_t *e, size_t len, long n)
 
 static int put_rate(env_t *e, size_t len, long n)
 {
-    long w = rate_ops(e, len);
+    long w = driver_rate_ops(e->data_len, len);
     for (long i = 0; i < n; i++) {
         for (long j = 0; j < w; j++)
             MPI_Put(e->local + (size_t)j * len, (int)len, MPI_BYTE, e->target,
@@ -122,12 +109,12 @@ static int get_slots(env_t *e, size_t len, long n, long w, size_t step)
 
 static int get_bw(env_t *e, size_t len, long n)
 {
-    return get_slots(e, len, n, bw_ops(e, len), perf_slot(len));
+    return get_slots(e, len, n, driver_bw_ops(e->data_len, len), perf_slot(len));
 }
 
 static int get_rate(env_t *e, size_t len, long n)
 {
-    return get_slots(e, len, n, rate_ops(e, len), len);
+    return get_slots(e, len, n, driver_rate_ops(e->data_len, len), len);
 }
 
 static MPI_Aint rmw_disp(const env_t *e, int word)
@@ -321,8 +308,8 @@ static double measure(env_t *e, const test_t *t, const opts_t *o, size_t len)
             run_bounded(e, t, len, warm, o->time_s / 4, &done, &busy);
         run_bounded(e, t, len, o->iters, o->time_s, &done, &busy);
         double sec = busy / (double)done;
-        double ops = t->window == 1 ? (double)bw_ops(e, len)
-                     : t->window == 2 ? (double)rate_ops(e, len) : 1.0;
+        double ops = t->window == 1 ? (double)driver_bw_ops(e->data_len, len)
+                     : t->window == 2 ? (double)driver_rate_ops(e->data_len, len) : 1.0;
         v = t->metric == METRIC_LAT  ? sec * 1e6
             : t->metric == METRIC_BW ? ops * (double)len / sec / 1e6
                                      : ops / sec / 1e6;

@@ -50,19 +50,6 @@ typedef struct {
     body_t body;
 } test_t;
 
-/* perf.h's helpers take a perf_env_t; only data_len matters to them. */
-static long bw_ops(const env_t *e, size_t len)
-{
-    perf_env_t pe = {.data_len = e->data_len};
-    return perf_bw_ops(&pe, len);
-}
-
-static long rate_ops(const env_t *e, size_t len)
-{
-    perf_env_t pe = {.data_len = e->data_len};
-    return perf_rate_ops(&pe, len);
-}
-
 static double now_s(void)
 {
     struct timespec ts;
@@ -90,12 +77,12 @@ static void put_slots(env_t *e, size_t len, long n, long w, size_t step)
 
 static void put_bw(env_t *e, size_t len, long n)
 {
-    put_slots(e, len, n, bw_ops(e, len), perf_slot(len));
+    put_slots(e, len, n, driver_bw_ops(e->data_len, len), perf_slot(len));
 }
 
 static void put_rate(env_t *e, size_t len, long n)
 {
-    put_slots(e, len, n, rate_ops(e, len), len);
+    put_slots(e, len, n, driver_rate_ops(e->data_len, len), len);
 }
 
 static void get_lat(env_t *e, size_t len, long n)
@@ -113,12 +100,12 @@ static void get_slots(env_t *e, size_t len, long n, long w, size_t step)
 
 static void get_bw(env_t *e, size_t len, long n)
 {
-    get_slots(e, len, n, bw_ops(e, len), perf_slot(len));
+    get_slots(e, len, n, driver_bw_ops(e->data_len, len), perf_slot(len));
 }
 
 static void get_rate(env_t *e, size_t len, long n)
 {
-    get_slots(e, len, n, rate_ops(e, len), len);
+    get_slots(e, len, n, driver_rate_ops(e->data_len, len), len);
 }
 
 /* ---------------------------------------------------------------- atomics */
@@ -298,8 +285,8 @@ static double measure(env_t *e, const test_t *t, const opts_t *o, size_t len)
             run_bounded(e, t, len, warm, o->time_s / 4, &done, &busy);
         run_bounded(e, t, len, o->iters, o->time_s, &done, &busy);
         double sec = busy / (double)done;
-        double ops = t->window == 1 ? (double)bw_ops(e, len)
-                     : t->window == 2 ? (double)rate_ops(e, len) : 1.0;
+        double ops = t->window == 1 ? (double)driver_bw_ops(e->data_len, len)
+                     : t->window == 2 ? (double)driver_rate_ops(e->data_len, len) : 1.0;
         v = t->metric == METRIC_LAT  ? sec * 1e6
             : t->metric == METRIC_BW ? ops * (double)len / sec / 1e6
                                      : ops / sec / 1e6;
