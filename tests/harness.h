@@ -89,6 +89,19 @@ static inline size_t check_pattern(const void *buf, size_t len, int writer, int 
     return len;
 }
 
+/* A section: dims[i] = {extent, first, count, stride}, in the order written (dim[0] first). */
+static inline rmx_sub_t make_sub(size_t elem, rmx_order_t order, int rank, const size_t dims[][4])
+{
+    rmx_sub_t s;
+    memset(&s, 0, sizeof(s));
+    s.elem_size = elem;
+    s.order = order;
+    s.rank = rank;
+    for (int i = 0; i < rank && i < RMX_SUB_MAX_RANK; i++)
+        s.dim[i] = (rmx_sub_dim_t){dims[i][0], dims[i][1], dims[i][2], dims[i][3]};
+    return s;
+}
+
 static inline double now_s(void)
 {
     struct timespec ts;

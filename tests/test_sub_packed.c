@@ -27,23 +27,10 @@
 
 /* ---------------------------------------------------------------- the reference model */
 
-/* dims[i] = {extent, first, count, stride}, in the order written (dim[0] first). */
-static rmx_sub_t mk(size_t elem, rmx_order_t order, int rank, const size_t d[][4])
-{
-    rmx_sub_t s;
-    memset(&s, 0, sizeof(s));
-    s.elem_size = elem;
-    s.order = order;
-    s.rank = rank;
-    for (int i = 0; i < rank; i++)
-        s.dim[i] = (rmx_sub_dim_t){d[i][0], d[i][1], d[i][2], d[i][3]};
-    return s;
-}
-
 static rmx_sub_t vec(size_t elem, size_t n)
 {
     const size_t d[1][4] = {{n, 0, n, 1}};
-    return mk(elem, RMX_ORDER_C, 1, d);
+    return make_sub(elem, RMX_ORDER_C, 1, d);
 }
 
 /* The byte offset of every element of the section, in element order (the fastest dimension
@@ -161,7 +148,7 @@ static shape_t column(size_t k)
     shape_t s;
     const size_t d[2][4] = {{k, 0, k, 1}, {2, 1, 1, 1}};
     snprintf(s.name, sizeof(s.name), "column of %zu", k);
-    s.l = s.r = mk(8, RMX_ORDER_C, 2, d);
+    s.l = s.r = make_sub(8, RMX_ORDER_C, 2, d);
     s.disp = 0;
     return s;
 }
@@ -172,7 +159,7 @@ static shape_t spaced(size_t len, size_t n, size_t disp)
     shape_t s;
     const size_t d[1][4] = {{2 * n, 0, n, 2}};
     snprintf(s.name, sizeof(s.name), "%zu runs of %zu B", n, len);
-    s.r = mk(len, RMX_ORDER_C, 1, d);
+    s.r = make_sub(len, RMX_ORDER_C, 1, d);
     s.l = vec(len, n);
     s.disp = disp;
     return s;
@@ -202,7 +189,7 @@ static int make_shapes(shape_t *s)
         shape_t x;
         const size_t d[2][4] = {{39, 0, 20, 2}, {4, 0, 4, 1}};
         snprintf(x.name, sizeof(x.name), "mixed 5000/10000 B runs");
-        x.r = mk(5000, RMX_ORDER_FORTRAN, 2, d);
+        x.r = make_sub(5000, RMX_ORDER_FORTRAN, 2, d);
         x.l = vec(5000, 80);
         x.disp = 1;
         s[n++] = x;
@@ -211,9 +198,9 @@ static int make_shapes(shape_t *s)
         shape_t x;
         const size_t d[3][4] = {{12, 1, 5, 2}, {10, 2, 6, 1}, {9, 0, 3, 3}};
         snprintf(x.name, sizeof(x.name), "3-d strided");
-        x.r = mk(4, RMX_ORDER_C, 3, d);
+        x.r = make_sub(4, RMX_ORDER_C, 3, d);
         const size_t ld[3][4] = {{3, 0, 3, 1}, {6, 0, 6, 1}, {9, 2, 5, 1}};
-        x.l = mk(4, RMX_ORDER_FORTRAN, 3, ld); /* 3 x 6 x 5 = 90 elements, runs of 12 B */
+        x.l = make_sub(4, RMX_ORDER_FORTRAN, 3, ld); /* 3 x 6 x 5 = 90 elements, runs of 12 B */
         x.disp = 5;
         s[n++] = x;
     }
@@ -221,7 +208,7 @@ static int make_shapes(shape_t *s)
         shape_t x;
         const size_t d[3][4] = {{9, 1, 7, 1}, {10, 0, 5, 2}, {11, 3, 4, 2}};
         snprintf(x.name, sizeof(x.name), "3-d runs of 28 B");
-        x.r = x.l = mk(4, RMX_ORDER_FORTRAN, 3, d);
+        x.r = x.l = make_sub(4, RMX_ORDER_FORTRAN, 3, d);
         x.disp = 0;
         s[n++] = x;
     }
@@ -231,8 +218,8 @@ static int make_shapes(shape_t *s)
         const size_t d[2][4] = {{400, 0, 200, 2}, {8, 0, 8, 1}};
         const size_t ld[2][4] = {{1600, 0, 1600, 1}, {3, 2, 1, 1}};
         snprintf(x.name, sizeof(x.name), "rows from a column");
-        x.r = mk(8, RMX_ORDER_C, 2, d);
-        x.l = mk(8, RMX_ORDER_C, 2, ld);
+        x.r = make_sub(8, RMX_ORDER_C, 2, d);
+        x.l = make_sub(8, RMX_ORDER_C, 2, ld);
         x.disp = 0;
         s[n++] = x;
     }

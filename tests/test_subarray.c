@@ -10,23 +10,10 @@
 
 /* ---------------------------------------------------------------- building descriptors */
 
-/* dims[i] = {extent, first, count, stride}, in the order written (dim[0] first). */
 /* The call between two snapshots went to a mapped peer as one copy (rmx_direct_t). */
 static int direct_used(const rmx_stats_t *s0, const rmx_stats_t *s1)
 {
     return s1->direct_puts + s1->direct_gets > s0->direct_puts + s0->direct_gets;
-}
-
-static rmx_sub_t make_sub(size_t elem, rmx_order_t order, int rank, const size_t dims[][4])
-{
-    rmx_sub_t s;
-    memset(&s, 0, sizeof(s));
-    s.elem_size = elem;
-    s.order = order;
-    s.rank = rank;
-    for (int i = 0; i < rank && i < RMX_SUB_MAX_RANK; i++)
-        s.dim[i] = (rmx_sub_dim_t){dims[i][0], dims[i][1], dims[i][2], dims[i][3]};
-    return s;
 }
 
 /* 1-d contiguous vector of n elements. */
