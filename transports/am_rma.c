@@ -391,19 +391,33 @@ int rmx_am_put(rmx_ucx_t *u, rmx_am_peer_t *p, const void *src, size_t len, uint
     return rc != RMX_OK ? rc : rc2;
 }
 
+/* A get's bookkeeping: the op its answer will find (by token), landing len bytes at dst. */
+static am_op_t *get_op(rmx_ucx_t *u, rmx_am_peer_t *p, void *dst, size_t len, uint64_t *token,
+                       int *rc)
+{
+    *token = 0;
+    *rc = RMX_ERR_PEER;
+    if (!reachable(p))
+        return NULL;
+    *rc = RMX_ERR_NOMEM;
+    am_op_t *o = op_new(u, p, OP_GET);
+    if (o == NULL)
+        return NULL;
+    *rc = RMX_OK;
+    o->dst = dst;
+    o->len = len;
+    return o;
+}
+
 int rmx_am_get_start(rmx_ucx_t *u, rmx_am_peer_t *p, void *dst, size_t len, uint64_t raddr,
                      uint64_t *token)
 {
-    *token = 0;
-    if (!reachable(p))
-        return RMX_ERR_PEER;
-    am_op_t *o = op_new(u, p, OP_GET);
+    int rc;
+    am_op_t *o = get_op(u, p, dst, len, token, &rc);
     if (o == NULL)
-        return RMX_ERR_NOMEM;
-    o->dst = dst;
-    o->len = len;
+        return rc;
     o->hdr.get = (get_req_t){.token = o->token, .raddr = raddr, .len = len, .origin = u->am->me};
-    int rc = op_send(u, o, AM_GET, sizeof(o->hdr.get), UCP_AM_SEND_FLAG_REPLY);
+    rc = op_send(u, o, AM_GET, sizeof(o->hdr.get), UCP_AM_SEND_FLAG_REPLY);
     if (rc != RMX_OK) {
         op_end(u, o);
         return rc;
@@ -437,20 +451,16 @@ int rmx_am_put_packed(rmx_ucx_t *u, rmx_am_peer_t *p, const rmx_am_pack_t *pk)
 int rmx_am_get_packed_start(rmx_ucx_t *u, rmx_am_peer_t *p, const rmx_am_pack_t *pk, void *dst,
                             uint64_t *token)
 {
-    *token = 0;
-    if (!reachable(p))
-        return RMX_ERR_PEER;
-    am_op_t *o = op_new(u, p, OP_GET);
+    int rc;
+    am_op_t *o = get_op(u, p, dst, pk->bytes, token, &rc);
     if (o == NULL)
-        return RMX_ERR_NOMEM;
-    o->dst = dst;
-    o->len = pk->bytes;
+        return rc;
     o->hdr.getv = (getv_req_t){.token = o->token, .base = pk->base, .span = pk->span,
                                .first = pk->first, .bytes = pk->bytes, .origin = u->am->me,
                                .nrecs = pk->nrecs};
     ucs_status_ptr_t r = am_send(u, p->ep, AM_GETV, &o->hdr.getv, sizeof(o->hdr.getv), pk->body,
                                  pk->len, UCP_AM_SEND_FLAG_REPLY);
-    int rc = UCS_PTR_IS_ERR(r) ? rmx_ucx_status(UCS_PTR_STATUS(r)) : RMX_OK;
+    rc = UCS_PTR_IS_ERR(r) ? rmx_ucx_status(UCS_PTR_STATUS(r)) : RMX_OK;
     if (rc == RMX_OK) { /* the body is the caller's: UCP must be done with it */
         int n = r != NULL;
         rc = puts_complete(u, p, &r, &n);
