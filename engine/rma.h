@@ -38,7 +38,7 @@ static inline int rmx_put_checked(rmx_win_t *win, const void *src, size_t len, i
     rmx_ucx_tick(&ctx->ucx);
     if (mapped != NULL) { /* nothing to track: complete when the copy is */
         ctx->stats.direct_puts++;
-        memcpy(mapped + disp, src, len);
+        rmx_direct_copy(mapped + disp, src, len);
         return RMX_OK;
     }
     return rmx_tracker_put_fast(win, src, len, target, disp);

@@ -178,6 +178,66 @@ Test(direct, cpu_atomics_and_locks_exact_under_contention_4_ranks, .timeout = RM
     run_ranks(4, rank_contend, &c);
 }
 
+/* Copies at every relative placement of the two sides (rmx_direct_copy takes another loop when
+ * they are a few bytes apart modulo 4 KiB), lengths around its 2 KiB threshold and beyond:
+ * every byte lands, none beside. */
+static int rank_copy_placements(const rmx_config_t *base, void *arg)
+{
+    (void)arg;
+    rmx_config_t cfg = *base;
+    cfg.direct = RMX_DIRECT_ON;
+    rmx_ctx_t *ctx;
+    RANK_OK(rmx_init(&cfg, &ctx));
+    int me = rmx_rank(ctx);
+    enum { SPAN = 1 << 17 };
+    unsigned char *w;
+    rmx_win_t *win;
+    RANK_OK(rmx_win_allocate(ctx, SPAN + 8192, (void **)&w, &win));
+    /* page-aligned, like the window: the placements below are then exact */
+    unsigned char *srcbuf = aligned_alloc(4096, SPAN + 8192);
+    unsigned char *dstbuf = aligned_alloc(4096, SPAN + 8192);
+    RANK_ASSERT(srcbuf != NULL && dstbuf != NULL);
+    static const size_t lens[] = {64, 2047, 2048, 2049, 4096, 4096 + 37, 65536 + 5};
+    static const size_t disps[] = {0, 1, 100, 4090};
+    /* local side this many bytes before (put) or after (get) the window bytes, modulo 4 KiB */
+    static const size_t shifts[] = {0, 1, 8, 16, 48, 63, 64, 100, 127, 128, 4000, 4090};
+    int round = 0;
+    for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
+        for (size_t k = 0; k < sizeof(disps) / sizeof(disps[0]) * 12; k++, round++) {
+            size_t len = lens[li], disp = disps[k / 12], at = (disp + shifts[k % 12]) % 4096;
+            memset(w, 0, SPAN + 8192);
+            RANK_OK(rmx_sync_all(ctx));
+            if (me == 0) {
+                fill_pattern(srcbuf + at, len, 0, round);
+                RANK_OK(rmx_put(win, srcbuf + at, len, 1, disp));
+                memset(dstbuf, 0xee, SPAN + 8192);
+                RANK_OK(rmx_get(win, dstbuf + at, len, 1, disp)); /* sees the put */
+                RANK_ASSERT(check_pattern(dstbuf + at, len, 0, round) == len,
+                            "len %zu disp %zu at %zu: got a wrong byte", len, disp, at);
+                RANK_ASSERT(dstbuf[at + len] == 0xee && (at == 0 || dstbuf[at - 1] == 0xee),
+                            "len %zu disp %zu at %zu: a get wrote beside", len, disp, at);
+            }
+            RANK_OK(rmx_sync_all(ctx));
+            if (me == 1) {
+                RANK_ASSERT(check_pattern(w + disp, len, 0, round) == len, "len %zu disp %zu",
+                            len, disp);
+                RANK_ASSERT(w[disp + len] == 0 && (disp == 0 || w[disp - 1] == 0),
+                            "len %zu disp %zu: a put wrote beside", len, disp);
+            }
+        }
+    }
+    free(srcbuf);
+    free(dstbuf);
+    RANK_OK(rmx_win_free(&win));
+    RANK_OK(rmx_finalize(ctx));
+    return 0;
+}
+
+Test(direct, copies_land_exactly_at_every_placement_2_ranks, .timeout = RMX_T(120))
+{
+    run_ranks(2, rank_copy_placements, NULL);
+}
+
 Test(direct, bad_setting_is_refused)
 {
     rmx_config_t cfg;
