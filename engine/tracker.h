@@ -104,6 +104,33 @@ static inline int rmx_tracker_put_fast(rmx_win_t *win, const void *src, size_t l
         }
         return rc;
     }
+    /* A lonely put (tracker.c stage_put: staging has shown it gains nothing here) with nothing
+     * staged or pending to the target, as in a loop of one put per segment: out at once, its
+     * range the only pending one and nothing to fence, which is what stage_put and issue_put
+     * would decide, without their calls. */
+    if (ts->lonely_runs >= RMX_LONELY_RUNS && s->win == NULL && ts->nranges == 0 &&
+        !ts->all_dirty && len <= t->coalesce_max &&
+        !(ts->last_win == win && disp <= ts->last_hi && ts->last_lo <= disp + len)) {
+        ctx->stats.ucp_puts++;
+        int rc = rmx_transfer_done(ctx, target,
+                                   rmx_ucx_put(&ctx->ucx, rmx_ep(ctx, target),
+                                               rmx_am(ctx, target), src, len,
+                                               win->remote[target].addr + disp,
+                                               win->remote[target].rkey));
+        ts->last_win = win;
+        ts->last_lo = disp;
+        ts->last_hi = disp + len;
+        if (rc == RMX_OK) {
+            *r = (rmx_range_t){.win = win, .lo = disp, .hi = disp + len, .epoch = t->epoch};
+            ts->nranges = 1;
+            rmx_tracker_hull_add(t, ts, win, disp, disp + len);
+            if (!ts->touched) {
+                ts->touched = 1;
+                t->touched[t->ntouched++] = target;
+            }
+        }
+        return rc;
+    }
     return rmx_tracker_put(win, src, len, target, disp);
 }
 

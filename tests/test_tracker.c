@@ -577,3 +577,54 @@ Test(tracker, walk_of_separate_puts_then_overlap_last_writer_wins, .timeout = RM
 {
     run_ranks(2, rank_walk_then_overlap, (void *)&coalescing_on);
 }
+
+/* A loop of one put per segment makes puts go out at once (lonely, decided inline in tracker.h):
+ * such a put is still pending until its segment ends.  A get of its bytes waits for it (one flow
+ * wait, one flush), and the segment end flushes it once; a put to other bytes waits for nothing. */
+static int rank_lonely_puts_stay_pending(const rmx_config_t *cfg, void *arg)
+{
+    rmx_ctx_t *ctx = init_mode(cfg, arg);
+    int me = rmx_rank(ctx);
+    uint64_t *base;
+    rmx_win_t *win;
+    RANK_OK(rmx_win_allocate(ctx, 4096, (void **)&base, &win));
+    RANK_OK(rmx_sync_all(ctx));
+    if (me == 0) {
+        for (int seg = 0; seg < 10; seg++) { /* lonely from here on */
+            uint64_t v = (uint64_t)seg;
+            RANK_OK(rmx_put(win, &v, sizeof(v), 1, (size_t)seg * 64));
+            RANK_OK(rmx_sync_memory(ctx));
+        }
+        RANK_OK(rmx_stats_reset(ctx));
+        uint64_t v = 4242, got = 0;
+        RANK_OK(rmx_put(win, &v, sizeof(v), 1, 2048));
+        rmx_stats_t st = stats_of(ctx);
+        RANK_ASSERT(st.ucp_puts == 1 && st.puts_coalesced == 0, "ucp_puts %llu coalesced %llu",
+                    U(st.ucp_puts), U(st.puts_coalesced));
+        RANK_OK(rmx_get(win, &got, sizeof(got), 1, 2048 + 64)); /* other bytes: no wait */
+        st = stats_of(ctx);
+        RANK_ASSERT(st.flow_waits == 0 && st.flushes_ep == 0, "waits %llu flushes %llu",
+                    U(st.flow_waits), U(st.flushes_ep));
+        RANK_OK(rmx_get(win, &got, sizeof(got), 1, 2048)); /* its bytes: waits for it */
+        st = stats_of(ctx);
+        RANK_ASSERT(got == 4242 && st.flow_waits == 1 && st.flushes_ep == 1,
+                    "got %llu waits %llu flushes %llu", U(got), U(st.flow_waits),
+                    U(st.flushes_ep));
+        RANK_OK(rmx_put(win, &v, sizeof(v), 1, 3072));
+        RANK_OK(rmx_sync_memory(ctx)); /* the segment end completes it */
+        st = stats_of(ctx);
+        RANK_ASSERT(st.ucp_puts == 2 && st.flushes_ep == 2, "ucp_puts %llu flushes %llu",
+                    U(st.ucp_puts), U(st.flushes_ep));
+    }
+    RANK_OK(rmx_sync_all(ctx));
+    if (me == 1)
+        RANK_ASSERT(base[2048 / 8] == 4242 && base[3072 / 8] == 4242 && base[9 * 8] == 9);
+    RANK_OK(rmx_win_free(&win));
+    RANK_OK(rmx_finalize(ctx));
+    return 0;
+}
+
+Test(tracker, lonely_puts_stay_pending_until_their_segment_ends, .timeout = RMX_T(60))
+{
+    run_ranks(2, rank_lonely_puts_stay_pending, (void *)&coalescing_on);
+}
