@@ -290,18 +290,13 @@ typedef struct lockstep {
 static int send_lockstep(void *arg)
 {
     const lockstep_t *p = arg;
-    rmx_ctx_t *ctx = p->win->ctx;
-    const rmx_remote_t *rem = &p->win->remote[p->target];
-    ucp_ep_h ep = rmx_ep(ctx, p->target);
-    uint64_t raddr = rem->addr + p->disp;
     size_t run = p->R->run_bytes;
     rmx_sub_cursor_t t, f;
     rmx_sub_cursor_init(&t, p->R);
     rmx_sub_cursor_init(&f, p->L);
     int rc = RMX_OK;
     for (size_t k = 0; k < p->R->nruns && rc == RMX_OK; k++) {
-        ctx->stats.ucp_puts++;
-        rc = rmx_ucx_put(&ctx->ucx, ep, NULL, p->from + f.off, run, raddr + t.off, rem->rkey);
+        rc = rmx_tracker_send(p->win, p->from + f.off, run, p->target, p->disp + t.off);
         rmx_sub_cursor_step(&t);
         rmx_sub_cursor_step(&f);
     }

@@ -69,14 +69,6 @@ void rmx_tracker_destroy(rmx_ctx_t *ctx)
 
 /* ---------------------------------------------------------------- per-target state */
 
-static void mark_touched(rmx_tracker_t *t, rmx_target_state_t *ts, int target)
-{
-    if (!ts->touched) {
-        ts->touched = 1;
-        t->touched[t->ntouched++] = target;
-    }
-}
-
 static inline int overlaps(size_t lo, size_t hi, size_t a, size_t b)
 {
     return lo < b && a < hi;
@@ -200,14 +192,10 @@ static int issue_put(rmx_win_t *win, rmx_target_state_t *ts, const void *src, si
         ctx->stats.fences++;
         t->epoch++;
     }
-    ctx->stats.ucp_puts++;
-    int rc = rmx_transfer_done(ctx, target, rmx_ucx_put(&ctx->ucx, rmx_ep(ctx, target),
-                                                        rmx_am(ctx, target), src, len,
-                                                        win->remote[target].addr + disp,
-                                                        win->remote[target].rkey));
+    int rc = rmx_tracker_send(win, src, len, target, disp);
     if (rc == RMX_OK) {
         add_pending(t, ts, win, disp, disp + len);
-        mark_touched(t, ts, target);
+        rmx_tracker_mark_touched(t, ts, target);
     }
     return rc;
 }
@@ -278,7 +266,7 @@ static int stage_put(rmx_win_t *win, rmx_target_state_t *ts, const void *src, si
     s->win = win;
     s->lo = disp;
     s->hi = disp + len;
-    mark_touched(t, ts, target);
+    rmx_tracker_mark_touched(t, ts, target);
     return RMX_OK;
 }
 
@@ -320,7 +308,7 @@ int rmx_tracker_put_span(rmx_win_t *win, int target, size_t lo, size_t hi,
     rc = rmx_transfer_done(ctx, target, send(arg));
     if (rc == RMX_OK) {
         add_pending(t, ts, win, lo, hi);
-        mark_touched(t, ts, target);
+        rmx_tracker_mark_touched(t, ts, target);
     }
     return rc;
 }

@@ -73,6 +73,28 @@ static inline void rmx_tracker_hull_add(const rmx_tracker_t *t, rmx_target_state
     }
 }
 
+/* Something of this segment is staged or pending at target (the segment end visits it). */
+static inline void rmx_tracker_mark_touched(rmx_tracker_t *t, rmx_target_state_t *ts, int target)
+{
+    if (!ts->touched) {
+        ts->touched = 1;
+        t->touched[t->ntouched++] = target;
+    }
+}
+
+/* One UCP put of [disp, disp+len) of win at target, counted; a timeout retires the target
+ * (rmx_transfer_done).  Whatever ordering it needs was decided before. */
+static inline int rmx_tracker_send(rmx_win_t *win, const void *src, size_t len, int target,
+                                   size_t disp)
+{
+    rmx_ctx_t *ctx = win->ctx;
+    ctx->stats.ucp_puts++;
+    return rmx_transfer_done(ctx, target,
+                             rmx_ucx_put(&ctx->ucx, rmx_ep(ctx, target), rmx_am(ctx, target),
+                                         src, len, win->remote[target].addr + disp,
+                                         win->remote[target].rkey));
+}
+
 static inline int rmx_tracker_put_fast(rmx_win_t *win, const void *src, size_t len, int target,
                                        size_t disp)
 {
@@ -92,12 +114,7 @@ static inline int rmx_tracker_put_fast(rmx_win_t *win, const void *src, size_t l
     rmx_range_t *r = &ts->ranges[0];
     if (ts->nranges == 1 && s->win == NULL && len > t->coalesce_max && !ts->all_dirty &&
         r->win == win && r->epoch == t->epoch && r->hi == disp) {
-        ctx->stats.ucp_puts++;
-        int rc = rmx_transfer_done(ctx, target,
-                                   rmx_ucx_put(&ctx->ucx, rmx_ep(ctx, target),
-                                               rmx_am(ctx, target), src, len,
-                                               win->remote[target].addr + disp,
-                                               win->remote[target].rkey));
+        int rc = rmx_tracker_send(win, src, len, target, disp);
         if (rc == RMX_OK) {
             r->hi += len;
             rmx_tracker_hull_add(t, ts, win, disp, r->hi);
@@ -111,12 +128,7 @@ static inline int rmx_tracker_put_fast(rmx_win_t *win, const void *src, size_t l
     if (ts->lonely_runs >= RMX_LONELY_RUNS && s->win == NULL && ts->nranges == 0 &&
         !ts->all_dirty && len <= t->coalesce_max &&
         !(ts->last_win == win && disp <= ts->last_hi && ts->last_lo <= disp + len)) {
-        ctx->stats.ucp_puts++;
-        int rc = rmx_transfer_done(ctx, target,
-                                   rmx_ucx_put(&ctx->ucx, rmx_ep(ctx, target),
-                                               rmx_am(ctx, target), src, len,
-                                               win->remote[target].addr + disp,
-                                               win->remote[target].rkey));
+        int rc = rmx_tracker_send(win, src, len, target, disp);
         ts->last_win = win;
         ts->last_lo = disp;
         ts->last_hi = disp + len;
@@ -124,10 +136,7 @@ static inline int rmx_tracker_put_fast(rmx_win_t *win, const void *src, size_t l
             *r = (rmx_range_t){.win = win, .lo = disp, .hi = disp + len, .epoch = t->epoch};
             ts->nranges = 1;
             rmx_tracker_hull_add(t, ts, win, disp, disp + len);
-            if (!ts->touched) {
-                ts->touched = 1;
-                t->touched[t->ntouched++] = target;
-            }
+            rmx_tracker_mark_touched(t, ts, target);
         }
         return rc;
     }
