@@ -286,20 +286,26 @@ typedef struct rmw_site {
     int direct;       /* CPU atomics on the mapped target: complete when done */
 } rmw_site_t;
 
-/* One native UCP atomic on element i.  reply NULL: no fetch.  CSWAP: *reply is the new value in,
- * the old value out. */
+/* One native atomic on the element of `size` bytes at disp, its bits in the low bytes of a
+ * uint64_t.  reply NULL: no fetch.  CSWAP: *reply is the new value in, the old value out. */
+RMW_INLINE int elem_amo(rmx_ctx_t *ctx, const rmx_remote_t *remote, int target,
+                        ucp_atomic_op_t op, uint64_t value, uint64_t *reply, size_t size,
+                        size_t disp)
+{
+    if (size == 8)
+        return rmx_remote_amo(ctx, remote, target, op, &value, reply, 8, disp);
+    uint32_t v = (uint32_t)value, r = reply ? (uint32_t)*reply : 0;
+    int rc = rmx_remote_amo(ctx, remote, target, op, &v, reply ? &r : NULL, 4, disp);
+    if (reply)
+        *reply = r;
+    return rc;
+}
+
+/* The same on element i of a call's site. */
 RMW_INLINE int amo(rmw_site_t *s, int i, ucp_atomic_op_t op, uint64_t value, uint64_t *reply)
 {
-    size_t disp = s->disp + (size_t)i * s->size;
-    int rc;
-    if (s->size == 4) {
-        uint32_t v = (uint32_t)value, r = reply ? (uint32_t)*reply : 0;
-        rc = rmx_remote_amo(s->ctx, s->remote, s->target, op, &v, reply ? &r : NULL, 4, disp);
-        if (reply)
-            *reply = r;
-    } else {
-        rc = rmx_remote_amo(s->ctx, s->remote, s->target, op, &value, reply, 8, disp);
-    }
+    int rc = elem_amo(s->ctx, s->remote, s->target, op, value, reply, s->size,
+                      s->disp + (size_t)i * s->size);
     if (reply == NULL && !s->direct)
         s->unflushed = 1;
     return rc;
@@ -487,13 +493,7 @@ RMW_INLINE int rmw_single(rmx_win_t *win, const void *operand, rmx_dtype_t dt, v
     if (rc != RMX_OK)
         return rc;
     uint64_t old = 0;
-    if (size == 8) {
-        rc = rmx_remote_amo(ctx, rem, target, uop, &value, fetch ? &old : NULL, 8, disp);
-    } else {
-        uint32_t v = (uint32_t)value, r = 0;
-        rc = rmx_remote_amo(ctx, rem, target, uop, &v, fetch ? &r : NULL, 4, disp);
-        old = r;
-    }
+    rc = elem_amo(ctx, rem, target, uop, value, fetch ? &old : NULL, size, disp);
     if (rc == RMX_OK && fetch)
         elem_store(result, 0, size, old);
     if (!fetch && rc == RMX_OK && !rmx_remote_amo_direct(ctx, rem)) /* as site_close */
