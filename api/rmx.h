@@ -53,7 +53,8 @@
  *    shared memory, a rank that dies in the middle of a stream of puts to it can leave a
  *    survivor's shared-memory interface unprogressed, and the survivors' transfers to each other
  *    then time out (1 run in ~40 of tests/test_peer_failure.c dies_during_put_subs_shm,
- *    dies_during_put_flush_shm and the killed_while_it_streams_*_shm scenarios under
+ *    dies_during_put_flush_shm, dies_while_others_wait_for_its_lock_shm and the
+ *    killed_while_it_streams_*_shm scenarios under
  *    RMX_WIN_MEMORY=user; setting
  *    UCX_ADAPTIVE_PROGRESS=n avoids it, at the cost of polling every interface in every
  *    progress call: a 4-rank sync_all on 2 cores 5 -> 75 us).
