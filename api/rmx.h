@@ -49,15 +49,15 @@
  *    Known limit (UCX 1.13, not rmx): over shared memory UCX still serves atomics on registered
  *    memory (rmx_win_create, RMX_WIN_MEMORY=user) in software, and the same abort could hit a
  *    survivor answering a rank killed with such an atomic in flight (not seen).
- *    Known limit (UCX 1.13's adaptive progress, not rmx): with windows of registered memory over
- *    shared memory, a rank that dies in the middle of a stream of puts to it can leave a
- *    survivor's shared-memory interface unprogressed, and the survivors' transfers to each other
- *    then time out (1 run in ~40 of tests/test_peer_failure.c dies_during_put_subs_shm,
- *    dies_during_put_flush_shm, dies_while_others_wait_for_its_lock_shm and the
- *    killed_while_it_streams_*_shm scenarios under
- *    RMX_WIN_MEMORY=user; setting
- *    UCX_ADAPTIVE_PROGRESS=n avoids it, at the cost of polling every interface in every
- *    progress call: a 4-rank sync_all on 2 cores 5 -> 75 us).
+ *    Known limit (UCX 1.13's shared-memory FIFOs, not rmx): with windows of registered memory
+ *    (rmx_win_create) over shared memory, UCX serves puts, gets and atomics in software, and the
+ *    ranks write active messages into each other's FIFOs.  A rank killed in the middle of
+ *    writing one leaves a FIFO slot that is never completed; its receiver reads slots in order,
+ *    so it never reads anything behind it again, live peers' answers included, and transfers
+ *    between survivors then fail with RMX_ERR_TIMEOUT (tests/test_peer_failure.c: 1 suite run
+ *    in 6 under RMX_WIN_MEMORY=user).  Windows from rmx_win_allocate are reached with loads,
+ *    stores and CPU atomics, no message crosses a FIFO, and survivors are not affected; nor
+ *    over tcp.
  *  - Collectives agree (rmx_win_allocate, rmx_win_create, rmx_win_free, rmx_sync_all): a rank
  *    whose own part fails (a bad argument that still names the context, no memory, no file
  *    descriptor, an open epoch, an operation that did not complete) still takes part, and every

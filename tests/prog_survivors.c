@@ -61,8 +61,8 @@ int main(int argc, char **argv)
             rc = rmx_sync_all(ctx);
     } while (rc == RMX_OK);
     /* RMX_ERR_STOPPED: another survivor, which noticed first, stopped before this one did.
-     * RMX_ERR_TIMEOUT: UCX 1.13's adaptive-progress stall with registered windows over shared
-     * memory after a death mid-stream (rmx.h, Peer failure; RMX_WIN_MEMORY=user, ~1 run in 40).
+     * RMX_ERR_TIMEOUT: a shared-memory FIFO wedged by a rank killed mid-write, with registered
+     * windows (rmx.h, Peer failure; RMX_WIN_MEMORY=user, ~1 run in 40).
      * Either way what is tested here is that finalize then returns in time. */
     if (rc != RMX_ERR_PEER && rc != RMX_ERR_STOPPED && rc != RMX_ERR_TIMEOUT) {
         fprintf(stderr, "survivor %d: %s, wanted the peer failure\n", me, rmx_strerror(rc));
