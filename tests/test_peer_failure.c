@@ -524,7 +524,10 @@ static int rank_finalizes_while_a_survivor_is_busy(const rmx_config_t *cfg, void
     int rc;
     while ((rc = rmx_sync_all(ctx)) == RMX_OK)
         ;
-    RANK_RC(RMX_ERR_PEER, rc);
+    /* Rank 1 may learn of the failure only after rank 0, which noticed first, has stopped: its
+     * sync_all then ends on the stop (as in prog_survivors.c; 1 ASan run in ~70). */
+    RANK_ASSERT(rc == RMX_ERR_PEER || (me == 1 && rc == RMX_ERR_STOPPED), "sync_all: %s",
+                rmx_strerror(rc));
     if (me == 0) {
         /* In a dissemination barrier of 3, rank 0 first notifies rank 1, then waits for the dead
          * rank 2: each of these leaves one notification at rank 1. */
