@@ -9,7 +9,8 @@
 #   srun --mpi=none -n 2   and --mpi=pmi2 must fail in rmx_init, every rank saying it was started
 #                          by Slurm without a PMIx server and to use `srun --mpi=pmix` (not run
 #                          as two one-rank jobs).
-# The daemons it started are stopped and the directory removed whatever happens (trap).
+# The daemons it started are stopped and the directory removed whatever happens (trap; a watchdog
+# process when the script itself is killed).
 # RMX_TEST_WRAPPER, when set, runs each rank under it (make valgrind).
 #
 # Output: progress lines, then one last line: "PASS", "SKIP: <why>" (exit 77: Slurm is missing or
@@ -24,7 +25,8 @@ IDLE_WAIT=${SLURM_RUN_IDLE_WAIT:-15}
 STEP_TIMEOUT=${SLURM_RUN_STEP_TIMEOUT:-60}
 
 DIR=""
-PIDS=()
+PIDS=()      # the daemons this script started, also listed in $DIR/pids for the watchdog
+WATCHDOG=""
 
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
@@ -32,22 +34,53 @@ fail() { echo "FAIL: $*"; exit 1; }
 # The last lines of a daemon's log, on one line, for a skip or failure reason.
 log_tail() { [ -r "$1" ] && tail -n "${2:-4}" "$1" | tr '\n' '|'; }
 
-# Stop what this script started: jobs first (their slurmstepd would outlive slurmd), then the
-# daemons by the PIDs recorded at start (never by name: another run's daemons may be alive).
-cleanup() {
-    if [ -n "$DIR" ] && [ -r "$DIR/slurm.conf" ] && [ ${#PIDS[@]} -gt 0 ]; then
-        SLURM_CONF=$DIR/slurm.conf timeout 5 scancel --quiet --user="$(id -un)" 2>/dev/null
+# Cancel this cluster's jobs (their slurmstepd and ranks would outlive slurmd) and wait up to 5 s
+# for them to go; then stop the daemons of $DIR/pids (never by name: another run's daemons may be
+# alive), each given 5 s to end, and remove $DIR.
+stop_daemons() {
+    local pids p
+    pids=$(cat "$DIR/pids" 2>/dev/null)
+    if [ -n "$pids" ] && [ -r "$DIR/slurm.conf" ]; then
+        export SLURM_CONF=$DIR/slurm.conf
+        timeout 5 scancel --quiet --user="$(id -un)" 2>/dev/null
+        for _ in $(seq 50); do
+            [ -z "$(timeout 5 squeue -h -o %i 2>/dev/null)" ] && break
+            sleep 0.1
+        done
     fi
-    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-    for p in "${PIDS[@]}"; do
+    for p in $pids; do kill "$p" 2>/dev/null; done
+    for p in $pids; do
         for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
         kill -KILL "$p" 2>/dev/null
-        wait "$p" 2>/dev/null
     done
-    [ -n "$DIR" ] && rm -rf "$DIR"
+    rm -rf "$DIR"
+}
+
+# Stop what this script started: jobs, daemons, watchdog.
+cleanup() {
+    [ -n "$WATCHDOG" ] && kill "$WATCHDOG" 2>/dev/null
+    [ -n "$DIR" ] || return
+    stop_daemons
+    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
 }
 trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
+trap 'exit 1' INT TERM HUP PIPE
+
+# When this script is killed outright (SIGKILL: a test time limit), no trap runs: a process of its
+# own, holding none of its output, stops the daemons once the script is gone.
+watchdog() {
+    while kill -0 "$1" 2>/dev/null; do sleep 1; done
+    stop_daemons
+}
+
+# Start a daemon in the background, its output to DIR/NAME.out; recorded for both clean-ups.
+start() {
+    local name=$1
+    shift
+    "$@" >>"$DIR/$name.out" 2>&1 &
+    PIDS+=($!)
+    echo $! >>"$DIR/pids"
+}
 
 # A TCP port no socket on this machine uses, in a high range unlikely to be handed out.
 port_in_use() {
@@ -76,7 +109,7 @@ plugin_dir() {
 
 # ---------------------------------------------------------------- what this machine has
 PATH=$PATH:/usr/sbin:/sbin:/usr/local/sbin
-for c in slurmctld slurmd srun sinfo scancel; do
+for c in slurmctld slurmd srun sinfo squeue scancel; do
     command -v "$c" >/dev/null ||
         skip "Slurm is not installed ($c not found; Debian: slurm-wlm, which make deps installs)"
 done
@@ -88,6 +121,8 @@ PLUGINS=$(plugin_dir) || skip "Slurm's plugin directory was not found (select_co
 
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/rmx-slurm.XXXXXX") || fail "mktemp -d failed"
 mkdir -p "$DIR/state" "$DIR/spool" "$DIR/tmp"
+watchdog $$ </dev/null >/dev/null 2>&1 &
+WATCHDOG=$!
 export SLURM_CONF=$DIR/slurm.conf
 
 # auth/none (gone from Slurm 23.11) needs no daemon; otherwise a munged of our own, on its own
@@ -97,10 +132,9 @@ CredType=cred/none"
 if [ "${SLURM_RUN_AUTH:-}" = munge ] || [ ! -e "$PLUGINS/auth_none.so" ]; then
     command -v munged >/dev/null || skip "this Slurm needs munge (no auth/none) and munged is not installed"
     head -c 1024 /dev/urandom > "$DIR/munge.key" && chmod 600 "$DIR/munge.key"
-    munged --foreground --force --key-file="$DIR/munge.key" --socket="$DIR/munge.sock" \
-        --pid-file="$DIR/munged.pid" --log-file="$DIR/munged.log" --seed-file="$DIR/munge.seed" \
-        >>"$DIR/munged.log" 2>&1 &
-    PIDS+=($!)
+    start munged munged --foreground --force --key-file="$DIR/munge.key" \
+        --socket="$DIR/munge.sock" --pid-file="$DIR/munged.pid" --log-file="$DIR/munged.log" \
+        --seed-file="$DIR/munge.seed"
     for _ in $(seq 50); do [ -S "$DIR/munge.sock" ] && break; sleep 0.1; done
     [ -S "$DIR/munge.sock" ] || skip "munged did not start: $(log_tail "$DIR/munged.log")"
     AUTH="AuthType=auth/munge
@@ -144,10 +178,8 @@ NodeName=$NODE NodeAddr=127.0.0.1 CPUs=$CPUS State=UNKNOWN
 PartitionName=debug Nodes=$NODE Default=YES MaxTime=INFINITE State=UP
 EOF
 
-slurmctld -D -i -f "$SLURM_CONF" >>"$DIR/slurmctld.out" 2>&1 &
-PIDS+=($!)
-slurmd -D -f "$SLURM_CONF" >>"$DIR/slurmd.out" 2>&1 &
-PIDS+=($!)
+start slurmctld slurmctld -D -i -f "$SLURM_CONF"
+start slurmd slurmd -D -f "$SLURM_CONF"
 
 # Until the node is idle, or a daemon died, or IDLE_WAIT seconds passed.
 state=""
