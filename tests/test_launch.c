@@ -110,7 +110,7 @@ static void without_pmix(const char *env, const char *launcher, const char *size
     int rc = run_capture(cmd, out);
     cr_expect_eq(rc, 1, "%s: prog_launch exited %d:\n%s", env, rc, out);
     char said[256];
-    snprintf(said, sizeof(said), "rmx: rmx_init: started by %s as one of %s ranks", launcher,
+    snprintf(said, sizeof(said), "started by %s as one of %s ranks", launcher,
              size_var);
     cr_expect_neq(strstr(out, said), NULL, "%s: rmx did not say `%s`:\n%s", env, said, out);
     cr_expect_neq(strstr(out, "without a PMIx server"), NULL, "%s:\n%s", env, out);
