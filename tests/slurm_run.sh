@@ -119,6 +119,10 @@ PLUGINS=$(plugin_dir) || skip "Slurm's plugin directory was not found (select_co
 [ -e "$PLUGINS/mpi_pmix.so" ] ||
     skip "Slurm has no PMIx plugin ($PLUGINS/mpi_pmix.so: Debian's slurm-wlm-basic-plugins has it)"
 
+# Run inside another Slurm's job (make check in an allocation), srun would take that job's id and
+# options from SLURM_* variables: none of them belongs to this cluster.
+while read -r v; do unset "$v"; done < <(compgen -e | grep '^SLURM_')
+
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/rmx-slurm.XXXXXX") || fail "mktemp -d failed"
 mkdir -p "$DIR/state" "$DIR/spool" "$DIR/tmp"
 watchdog $$ </dev/null >/dev/null 2>&1 &
