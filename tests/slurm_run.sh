@@ -5,7 +5,8 @@
 # directory: slurm.conf, state, spool, logs; free TCP ports picked at random; no accounting;
 # auth/none where this Slurm still has it, else munged with a temporary key), waits until the
 # node is idle, then runs BIN_DIR/prog_launch:
-#   srun --mpi=pmix -n 2   must pass: rmx joins Slurm's PMIx server, put/get/atomics between ranks;
+#   srun --mpi=pmix -n 2, -n 3   must pass: rmx joins Slurm's PMIx server, put/get/atomics between
+#                          ranks, each rank's rmx_rank its SLURM_PROCID;
 #   srun --mpi=none -n 2   and --mpi=pmi2 must fail in rmx_init, every rank saying it was started
 #                          by Slurm without a PMIx server and to use `srun --mpi=pmix` (not run
 #                          as two one-rank jobs).
@@ -218,13 +219,18 @@ out=$(run_step -n 1 true) || skip "Slurm cannot start a job step here: $(echo "$
 # ---------------------------------------------------------------- the jobs
 count() { printf '%s\n' "$1" | grep -c -- "$2"; }
 
-# shellcheck disable=SC2086 # WRAPPER is a command line
-out=$(run_step --mpi=pmix -n 2 $WRAPPER "$PROG" 2)
-rc=$?
-printf '%s\n' "$out" | sed 's/^/srun --mpi=pmix: /'
-[ "$rc" = 0 ] || fail "srun --mpi=pmix -n 2 prog_launch exited $rc"
-[ "$(count "$out" '^rank [01] of 2: OK$')" = 2 ] ||
-    fail "srun --mpi=pmix -n 2 prog_launch: not every rank said OK"
+# 2 ranks, and 3: there a put to the wrong neighbour shows.
+for n in 2 3; do
+    # shellcheck disable=SC2086 # WRAPPER is a command line
+    out=$(run_step --mpi=pmix -n $n $WRAPPER "$PROG" $n)
+    rc=$?
+    printf '%s\n' "$out" | sed "s/^/srun --mpi=pmix -n $n: /"
+    [ "$rc" = 0 ] || fail "srun --mpi=pmix -n $n prog_launch exited $rc"
+    for ((r = 0; r < n; r++)); do
+        [ "$(count "$out" "^rank $r of $n: OK\$")" = 1 ] ||
+            fail "srun --mpi=pmix -n $n prog_launch: rank $r did not say OK (once)"
+    done
+done
 
 # Without PMIx (no plugin, or PMI-2's): rmx_init fails on every rank and says what to do.
 for mpi in none pmi2; do
