@@ -27,6 +27,9 @@ LDFLAGS  ?=
 
 DEB_PKGS = libucx-dev ucx-utils libhwloc-dev libpmix-dev libcriterion-dev openmpi-bin \
            libopenmpi-dev pkg-config gfortran clang valgrind libcoarrays-openmpi-dev
+# Slurm for tests/test_launch.c (tests/slurm_run.sh starts a single-node Slurm of its own):
+# slurm-wlm-basic-plugins holds srun's PMIx plugin (mpi_pmix.so, `srun --mpi=list`).
+DEB_PKGS += slurm-wlm slurm-wlm-basic-plugins
 
 LIB_SRC  = $(wildcard engine/*.c) $(wildcard transports/*.c)
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
@@ -199,7 +202,8 @@ asan:
 	  CHECK_WAYS="$(ASAN_WAYS)" CHECK_ENV="UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:fast_unwind_on_malloc=0 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0" check
 
 # Forked ranks are followed (--trace-children); mpirun/orted are Open MPI's, not ours, so they run
-# natively and the PMIx-launched ranks get valgrind through RMX_TEST_WRAPPER instead.
+# natively and the PMIx-launched ranks get valgrind through RMX_TEST_WRAPPER instead.  So do
+# tests/slurm_run.sh and the Slurm daemons it starts (srun's ranks: RMX_TEST_WRAPPER).
 VALGRIND = valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
            --suppressions=$(CURDIR)/tests/valgrind.supp -q
 # Its own build: the tests' time limits are scaled for memcheck's slowdown (tests/harness.h).
@@ -208,6 +212,7 @@ valgrind:
 	$(MAKE) BUILD=$(VG_BUILD) CFLAGS="-DRMX_TEST_TIME_SCALE=30" tests
 	UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none RMX_TEST_WRAPPER="$(VALGRIND)" \
 	$(VALGRIND) --trace-children=yes --trace-children-skip='*/timeout,*/mpirun,*/orterun,*/orted' \
+	  --trace-children-skip-by-arg='*slurm_run.sh' \
 	  ./$(VG_BUILD)/rmx_tests $(CHECK_ARGS)
 
 # The subarray descriptor arithmetic has no UCX underneath, so the fuzz target links it alone.
