@@ -99,9 +99,9 @@ static int window_part(rmx_win_t *win, void *user_base, size_t len, int allocate
      * window cannot fill anything (UCX's allocation just fails), and reading /proc/meminfo and
      * /proc/self/statm took a quarter of a window's local set-up time. */
     if (allocate && len >= RMX_WINDOW_CHECKED_LEN &&
-        (rc = rmx_res_check_memory(len, "rmx_win_allocate")) != RMX_OK)
+        (rc = rmx_res_check_memory(len, "rmx_win_allocate", &ctx->log)) != RMX_OK)
         return rc;
-    if ((rc = rmx_res_check_fds(RMX_WINDOW_FDS, "window creation")) != RMX_OK)
+    if ((rc = rmx_res_check_fds(RMX_WINDOW_FDS, "window creation", &ctx->log)) != RMX_OK)
         return rc;
     if (allocate && len > 0 && ctx->cfg.window_memory == RMX_WIN_MEMORY_USER) {
         allocate = 0;
