@@ -125,8 +125,9 @@ static void report_boot(rmx_ctx_t *ctx)
     rmx_log(ctx, RMX_LOG_INFO, "bootstrap %s: rank %d of %d (local %d of %d), peer timeout %g s",
             ctx->boot.name, ctx->rank, ctx->size, ctx->boot.local_rank, ctx->boot.local_size,
             ctx->cfg.peer_timeout_s);
-    rmx_log(ctx, RMX_LOG_INFO, "binding: %s (RMX_BIND, rmx_config_t.bind), cpus %s",
-            bind_word(ctx->cfg.bind), cpus);
+    /* the launcher may have bound the process itself (mpirun does): say both */
+    rmx_log(ctx, RMX_LOG_INFO, "binding: RMX_BIND %s (rmx_config_t.bind); this process runs on "
+            "cpus %s", bind_word(ctx->cfg.bind), cpus);
 }
 
 static void report_progress(rmx_ctx_t *ctx)

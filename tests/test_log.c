@@ -110,7 +110,7 @@ static void expect_info_report(const char *text, int n)
 {
     expect_per_rank(text, n, "info", "bootstrap oob: rank [0-9]+ of 2 \\(local [0-9]+ of "
                                      "[0-9]+\\), peer timeout [0-9.e+]+ s$");
-    expect_per_rank(text, n, "info", "binding: (none|core|numa) .*cpus [0-9]");
+    expect_per_rank(text, n, "info", "binding: RMX_BIND (none|core|numa) .*runs on cpus [0-9]");
     expect_per_rank(text, n, "info", "progress: agent (running|not running) \\(.+\\)$");
     expect_per_rank(text, n, "info", "direct: .+");
     char re[512];
