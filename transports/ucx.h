@@ -472,7 +472,8 @@ static inline int rmx_ucx_flush_worker(rmx_ucx_t *u)
  * one endpoint's are applied in the order they were sent (am_rma.c). */
 static inline int rmx_ucx_fence(rmx_ucx_t *u)
 {
-    return rmx_ucx_status(ucp_worker_fence(u->worker));
+    ucs_status_t st = ucp_worker_fence(u->worker);
+    return __builtin_expect(st == UCS_OK, 1) ? RMX_OK : rmx_ucx_failed(u, st);
 }
 
 #endif
