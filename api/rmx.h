@@ -212,6 +212,25 @@ typedef enum {
     RMX_DIRECT_OFF,     /* every operation goes through UCP (for comparison) */
 } rmx_direct_t;
 
+/*
+ * Diagnostics on stderr, one line each: "rmx[RANK +SECONDS] LEVEL: message" (RANK "-" before the
+ * bootstrap has named it; SECONDS since rmx_init began).  ERROR: what made a call fail, with
+ * UCX's or PMIx's own status string and what to do; WARN (the default) adds what rmx refused or
+ * worked around; INFO adds, once per rmx_init, the bootstrap, the binding, the progress mode,
+ * whether direct access is in use (and why not), and per peer the UCX transports that carry
+ * puts, gets and atomics; DEBUG adds window creation and free, locks and peer failures.
+ * Environment: RMX_LOG=error|warn|info|debug wins over the field when set (as UCX's UCX_*
+ * variables do: a level can be raised without rebuilding the program); an unknown word is
+ * RMX_ERR_ARG.
+ */
+typedef enum {
+    RMX_LOG_DEFAULT = 0,    /* warn, unless RMX_LOG says otherwise */
+    RMX_LOG_ERROR,
+    RMX_LOG_WARN,
+    RMX_LOG_INFO,
+    RMX_LOG_DEBUG,
+} rmx_log_level_t;
+
 /* The largest rmx_config_t.coalesce_max. */
 #define RMX_COALESCE_MAX_LIMIT 65536
 
@@ -229,6 +248,7 @@ typedef struct rmx_config {
     rmx_progress_t progress;    /* who serves peers' operations (above); a bad value: RMX_ERR_ARG   */
     rmx_win_memory_t window_memory; /* backing of rmx_win_allocate (above)                          */
     rmx_direct_t direct;        /* loads, stores and CPU atomics on mapped peers (above)            */
+    rmx_log_level_t log_level;  /* what rmx writes on stderr (above); RMX_LOG wins when set      */
 } rmx_config_t;
 
 /* Fill *cfg with the defaults (AUTO bootstrap, bind, progress, window memory and direct access

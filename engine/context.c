@@ -91,8 +91,9 @@ int rmx_size(rmx_ctx_t *ctx)
 static void on_peer_error(void *arg, ucp_ep_h ep, ucs_status_t status)
 {
     (void)ep;
-    (void)status;
     rmx_peer_t *p = arg;
+    rmx_log(p->ctx, RMX_LOG_DEBUG, "peer %d failed: %s (UCX)", (int)(p - p->ctx->peers),
+            ucs_status_string(status));
     p->failed = 1;
     p->ctx->unreaped = 1;
     if (p->am != NULL)
@@ -113,10 +114,12 @@ static int env_choice(const char *var, const char *const *words, int n, int firs
             *out = first + i;
             return RMX_OK;
         }
-    fprintf(stderr, "rmx: %s=%s is not one of", var, s);
-    for (int i = 0; i < n; i++)
-        fprintf(stderr, " %s", words[i]);
-    fprintf(stderr, "\n");
+    char list[256] = "";
+    for (int i = 0; i < n; i++) {
+        size_t used = strlen(list);
+        snprintf(list + used, sizeof(list) - used, " %s", words[i]);
+    }
+    rmx_logf(NULL, RMX_LOG_ERROR, "%s=%s is not one of%s", var, s, list);
     return RMX_ERR_ARG;
 }
 
@@ -185,7 +188,7 @@ static const char *launcher_without_pmix(const char **var, const char **value)
 
 static int bad_field(const char *field, const char *why)
 {
-    fprintf(stderr, "rmx: rmx_init: rmx_config_t.%s %s\n", field, why);
+    rmx_logf(NULL, RMX_LOG_ERROR, "rmx_init: rmx_config_t.%s %s", field, why);
     return RMX_ERR_ARG;
 }
 
@@ -241,11 +244,11 @@ static int open_bootstrap(rmx_ctx_t *ctx)
         if (rmx_boot_pmix_launched())
             return rmx_boot_pmix_open(&ctx->boot);
         if ((launcher = launcher_without_pmix(&var, &value)) != NULL) {
-            fprintf(stderr,
-                    "rmx: rmx_init: started by %s as one of %s=%s ranks, but without a PMIx "
+            rmx_log(ctx, RMX_LOG_ERROR,
+                    "rmx_init: started by %s as one of %s=%s ranks, but without a PMIx "
                     "server to join; run it with `srun --mpi=pmix` or Open MPI's mpirun, or "
                     "set rmx_config_t.bootstrap to RMX_BOOT_OOB (the embedding runtime's "
-                    "collectives) or RMX_BOOT_SINGLE\n",
+                    "collectives) or RMX_BOOT_SINGLE",
                     launcher, var, value);
             return RMX_ERR_BOOTSTRAP;
         }
@@ -470,6 +473,11 @@ int rmx_init(const rmx_config_t *cfg, rmx_ctx_t **out)
         ctx->cfg = *cfg;
     else
         rmx_config_init(&ctx->cfg);
+    if (rmx_log_open(&ctx->log, ctx->cfg.log_level) != RMX_OK) {
+        (void)bad_field("log_level", "is not an rmx_log_level_t (or RMX_LOG is bad)");
+        free(ctx);
+        return RMX_ERR_ARG;
+    }
     if (resolve_config(&ctx->cfg) != RMX_OK) {
         free(ctx);
         return RMX_ERR_ARG;
@@ -484,15 +492,17 @@ int rmx_init(const rmx_config_t *cfg, rmx_ctx_t **out)
     }
     ctx->rank = ctx->boot.rank;
     ctx->size = ctx->boot.size;
+    ctx->log.rank = ctx->rank;
 
     pthread_mutex_lock(&process_lock);
     rc = rmx_topo_acquire();
     if (rc == RMX_OK) {
         ctx->topo_held = 1;
-        rc = rmx_topo_bind(ctx->cfg.bind, ctx->boot.local_rank); /* before the worker exists */
+        /* before the worker exists; resolves cfg.bind (RMX_BIND) for the info report */
+        rc = rmx_topo_bind(&ctx->cfg.bind, ctx->boot.local_rank, &ctx->log);
     }
     if (rc == RMX_OK)
-        rc = rmx_ucx_open(&ctx->ucx, ctx->cfg.peer_timeout_s);
+        rc = rmx_ucx_open(&ctx->ucx, ctx->cfg.peer_timeout_s, &ctx->log);
     pthread_mutex_unlock(&process_lock);
     if (rc == RMX_OK)
         rc = connect_peers(ctx);
@@ -510,6 +520,8 @@ int rmx_init(const rmx_config_t *cfg, rmx_ctx_t **out)
         return rc;
     }
     ctx->magic = RMX_CTX_MAGIC;
+    if (rmx_log_on(&ctx->log, RMX_LOG_INFO))
+        rmx_log_init_report(ctx);
     *out = ctx;
     return RMX_OK;
 }

@@ -14,6 +14,7 @@
 #include "../api/rmx.h"
 #include "../transports/boot.h"
 #include "../transports/ucx.h"
+#include "log.h"
 
 #define RMX_CTX_MAGIC  0x524d5843u /* "RMXC" */
 #define RMX_WIN_MAGIC  0x524d5857u /* "RMXW" */
@@ -130,6 +131,7 @@ struct rmx_ctx {
     int direct_atomics;             /* and CPU atomics on them: agreed by every rank at init */
     rmx_stats_t stats;
     int topo_held;
+    rmx_logger_t log;               /* RMX_LOG (log.h): level, rank, time of init */
 };
 
 struct rmx_win {

@@ -251,10 +251,16 @@ int rmx_win_lock(rmx_win_t *win, rmx_lock_t type, int target, int assert)
         lock_site_t s;
         site_open(&s, win, target);
         rc = type == RMX_LOCK_EXCLUSIVE ? acquire_exclusive(&s) : acquire_shared(&s);
-        if (rc != RMX_OK)
+        if (rc != RMX_OK) {
+            rmx_log(win->ctx, RMX_LOG_DEBUG, "window %p: lock of rank %d failed: %s",
+                    (void *)win, target, rmx_strerror(rc));
             return rc;
+        }
     }
     win->lock_held[target] = (uint8_t)(type | (assert & RMX_MODE_NOCHECK ? HELD_NOCHECK : 0));
+    rmx_log(win->ctx, RMX_LOG_DEBUG, "window %p: %s lock of rank %d taken%s", (void *)win,
+            type == RMX_LOCK_EXCLUSIVE ? "exclusive" : "shared", target,
+            assert & RMX_MODE_NOCHECK ? " (NOCHECK: no lock word)" : "");
     return RMX_OK;
 }
 
@@ -282,5 +288,7 @@ int rmx_win_unlock(rmx_win_t *win, int target)
         rc = rc != RMX_OK ? rc : rc2;
     }
     win->lock_held[target] = 0;
+    rmx_log(win->ctx, RMX_LOG_DEBUG, "window %p: lock of rank %d released%s%s", (void *)win,
+            target, rc == RMX_OK ? "" : ": ", rc == RMX_OK ? "" : rmx_strerror(rc));
     return rc;
 }

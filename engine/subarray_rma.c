@@ -605,7 +605,7 @@ static int batch_get(get_batch_t *b, unsigned char *dst, size_t len, uint64_t ra
     ucp_request_param_t prm = {.op_attr_mask = 0};
     ucs_status_ptr_t req = ucp_get_nbx(b->ep, to, len, raddr, b->rkey, &prm);
     if (UCS_PTR_IS_ERR(req))
-        return rmx_ucx_status(UCS_PTR_STATUS(req));
+        return rmx_ucx_failed(u, UCS_PTR_STATUS(req));
     b->req[b->n] = req;
     b->dst[b->n] = dst;
     b->off[b->n] = b->used;

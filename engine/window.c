@@ -99,9 +99,9 @@ static int window_part(rmx_win_t *win, void *user_base, size_t len, int allocate
      * window cannot fill anything (UCX's allocation just fails), and reading /proc/meminfo and
      * /proc/self/statm took a quarter of a window's local set-up time. */
     if (allocate && len >= RMX_WINDOW_CHECKED_LEN &&
-        (rc = rmx_res_check_memory(len, "rmx_win_allocate")) != RMX_OK)
+        (rc = rmx_res_check_memory(len, "rmx_win_allocate", &ctx->log)) != RMX_OK)
         return rc;
-    if ((rc = rmx_res_check_fds(RMX_WINDOW_FDS, "window creation")) != RMX_OK)
+    if ((rc = rmx_res_check_fds(RMX_WINDOW_FDS, "window creation", &ctx->log)) != RMX_OK)
         return rc;
     if (allocate && len > 0 && ctx->cfg.window_memory == RMX_WIN_MEMORY_USER) {
         allocate = 0;
@@ -139,6 +139,23 @@ static int window_part(rmx_win_t *win, void *user_base, size_t len, int allocate
         memset(lock, 0, lock_region_len(ctx));
     }
     return rc;
+}
+
+/* Debug level: a window exists (rmx.h, rmx_log_level_t). */
+static void log_window_created(const rmx_win_t *win)
+{
+    rmx_ctx_t *ctx = win->ctx;
+    int mapped = 0;
+    for (int r = 0; r < ctx->size; r++)
+        if (r != ctx->rank && win->remote[r].direct != NULL)
+            mapped++;
+    const char *memory = !win->allocated ? "the caller's memory, registered (rmx_win_create)"
+                         : win->pages != NULL ? "rmx's pages, registered (RMX_WIN_MEMORY=user)"
+                                              : "UCP-allocated";
+    rmx_log(ctx, RMX_LOG_DEBUG, "window %p created: %zu bytes here, %s; direct to %d of %d "
+            "peers%s, lock region %s", (void *)win, win->size, memory, mapped, ctx->size - 1,
+            mapped > 0 && ctx->direct_atomics ? " (CPU atomics)" : "",
+            win->lock_area_slot >= 0 ? "in the exchange area" : "mapped on its own");
 }
 
 /* Collective.  local_rc: the caller's argument checks; a rank that failed them still takes part,
@@ -180,6 +197,8 @@ static int window_open(rmx_ctx_t *ctx, void *user_base, size_t len, int allocate
     win->next = ctx->wins;
     ctx->wins = win;
     *out = win;
+    if (rmx_log_on(&ctx->log, RMX_LOG_DEBUG))
+        log_window_created(win);
     return RMX_OK;
 }
 
@@ -264,8 +283,14 @@ int rmx_win_free(rmx_win_t **winp)
         rc = rmx_tracker_forget_window(win);
     int any_failed;
     int rc2 = rmx_barrier_ucp(ctx, local_rc, &any_failed);
-    if (rc2 == RMX_OK && any_failed)
+    if (rc2 == RMX_OK && any_failed) {
+        rmx_log(ctx, RMX_LOG_DEBUG, "window %p: free refused (%s): it stays valid on every rank",
+                (void *)win, rmx_strerror(local_rc != RMX_OK ? local_rc : RMX_ERR_COLLECTIVE));
         return local_rc != RMX_OK ? local_rc : RMX_ERR_COLLECTIVE;
+    }
+    rmx_log(ctx, RMX_LOG_DEBUG, "window %p freed (%zu bytes here)%s", (void *)win, win->size,
+            rc2 == RMX_OK ? "" : ": not agreed by every rank, its memory stays mapped until "
+                                 "rmx_finalize");
     int rc3 = rmx_win_release(win, rc2 == RMX_OK ? RMX_WIN_ALL_DONE : RMX_WIN_OTHERS_UNKNOWN);
     *winp = NULL;
     return rc != RMX_OK ? rc : rc2 != RMX_OK ? rc2 : rc3;

@@ -21,10 +21,12 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 #include "ucx.h"
+#include "../engine/log.h"
 
 /* Longest sleep without an event (ms): only matters where a transport cannot wake us. */
 #define AGENT_SAFETY_POLL_MS 100
@@ -103,18 +105,26 @@ int rmx_ucx_agent_start(rmx_ucx_t *u)
         a->wake_fd = -1;
         u->agent = a;
     }
-    if (a->wake_fd < 0 && (a->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
-        return errno == EMFILE || errno == ENFILE ? RMX_ERR_NOMEM : RMX_ERR_TRANSPORT;
+    if (a->wake_fd < 0 && (a->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
+        int err = errno;
+        rmx_logf(u->log, RMX_LOG_ERROR, "progress agent: eventfd: %s", strerror(err));
+        return err == EMFILE || err == ENFILE ? RMX_ERR_NOMEM : RMX_ERR_TRANSPORT;
+    }
     if (ucp_worker_get_efd(u->service, &a->efd) != UCS_OK)
         a->efd = -1; /* a transport without wakeup support: the agent polls every 1 ms */
     atomic_store(&a->stop, 0);
     /* The owner stops progressing the service worker before the agent starts (thread creation
      * orders every write before it). */
     u->agent_running = 1;
-    if (pthread_create(&a->thread, NULL, agent_main, a) != 0) {
+    int err = pthread_create(&a->thread, NULL, agent_main, a);
+    if (err != 0) {
         u->agent_running = 0;
+        rmx_logf(u->log, RMX_LOG_ERROR, "progress agent: pthread_create: %s; RMX_PROGRESS=none "
+                 "runs without it (peers are then served only inside rmx calls)", strerror(err));
         return RMX_ERR_NOMEM;
     }
+    rmx_logf(u->log, RMX_LOG_DEBUG, "progress agent started (%s)",
+             a->efd >= 0 ? "sleeping on the worker's event fd" : "polling every 1 ms");
     if (pthread_getcpuclockid(a->thread, &a->cpu_clock) != 0)
         a->cpu_clock = (clockid_t)-1;
     return RMX_OK;

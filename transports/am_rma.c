@@ -241,7 +241,7 @@ static int op_send(rmx_ucx_t *u, am_op_t *o, unsigned id, size_t hlen, uint32_t 
 {
     ucs_status_ptr_t r = am_send(u, o->peer->ep, id, &o->hdr, hlen, NULL, 0, flags);
     if (UCS_PTR_IS_ERR(r))
-        return rmx_ucx_status(UCS_PTR_STATUS(r));
+        return rmx_ucx_failed(u, UCS_PTR_STATUS(r));
     o->req = r;
     o->ended = r == NULL && o->kind == OP_POST;
     return RMX_OK;
@@ -377,7 +377,7 @@ int rmx_am_put(rmx_ucx_t *u, rmx_am_peer_t *p, const void *src, size_t len, uint
         ucs_status_ptr_t r = am_send(u, p->ep, AM_PUT, &hdr[n], sizeof(hdr[n]), from + off,
                                      chunk, UCP_AM_SEND_FLAG_REPLY);
         if (UCS_PTR_IS_ERR(r)) {
-            rc = rmx_ucx_status(UCS_PTR_STATUS(r));
+            rc = rmx_ucx_failed(u, UCS_PTR_STATUS(r));
             break;
         }
         p->writes++;
@@ -442,7 +442,7 @@ int rmx_am_put_packed(rmx_ucx_t *u, rmx_am_peer_t *p, const rmx_am_pack_t *pk)
     ucs_status_ptr_t r = am_send(u, p->ep, AM_PUTV, &h, sizeof(h), pk->body, pk->len,
                                  UCP_AM_SEND_FLAG_REPLY);
     if (UCS_PTR_IS_ERR(r))
-        return rmx_ucx_status(UCS_PTR_STATUS(r));
+        return rmx_ucx_failed(u, UCS_PTR_STATUS(r));
     p->writes++; /* one acknowledgement (or refusal) for the whole message */
     int n = r != NULL;
     return puts_complete(u, p, &r, &n); /* the header and body are the caller's */
@@ -460,7 +460,7 @@ int rmx_am_get_packed_start(rmx_ucx_t *u, rmx_am_peer_t *p, const rmx_am_pack_t 
                                .nrecs = pk->nrecs};
     ucs_status_ptr_t r = am_send(u, p->ep, AM_GETV, &o->hdr.getv, sizeof(o->hdr.getv), pk->body,
                                  pk->len, UCP_AM_SEND_FLAG_REPLY);
-    rc = UCS_PTR_IS_ERR(r) ? rmx_ucx_status(UCS_PTR_STATUS(r)) : RMX_OK;
+    rc = UCS_PTR_IS_ERR(r) ? rmx_ucx_failed(u, UCS_PTR_STATUS(r)) : RMX_OK;
     if (rc == RMX_OK) { /* the body is the caller's: UCP must be done with it */
         int n = r != NULL;
         rc = puts_complete(u, p, &r, &n);

@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include "../api/rmx_fork.h"
 #include "boot.h"
+#include "../engine/log.h"
 
 /* Ranks end with _exit (no atexit handlers: the parent's Criterion state must not run twice), which
  * also skips LeakSanitizer's exit-time check; under ASan run it explicitly, so every rank's leaks
@@ -419,15 +420,16 @@ static int env_int(const char *var, long lo, long hi, int *out)
 {
     const char *s = getenv(var);
     if (s == NULL) {
-        fprintf(stderr, "rmx: rmx_init: %s is not set (rmx_fork_exec sets RMX_FORK_FD, "
-                        "RMX_FORK_RANK and RMX_FORK_SIZE together)\n", var);
+        rmx_logf(NULL, RMX_LOG_ERROR, "rmx_init: %s is not set (rmx_fork_exec sets "
+                 "RMX_FORK_FD, RMX_FORK_RANK and RMX_FORK_SIZE together)", var);
         return -1;
     }
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
     if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) {
-        fprintf(stderr, "rmx: rmx_init: %s=%s is not an integer in [%ld, %ld]\n", var, s, lo, hi);
+        rmx_logf(NULL, RMX_LOG_ERROR, "rmx_init: %s=%s is not an integer in [%ld, %ld]", var, s,
+                 lo, hi);
         return -1;
     }
     *out = (int)v;
@@ -464,9 +466,9 @@ static fork_shm_t *map_launcher_segment(int fd, int size)
     struct stat sb;
     size_t len = shm_bytes(size);
     if (fstat(fd, &sb) != 0) {
-        fprintf(stderr, "rmx: rmx_init: RMX_FORK_FD=%d: %s (the launcher's segment must be open "
-                        "in this process: start it with rmx_fork_exec, e.g. rmxrun)\n",
-                fd, strerror(errno));
+        rmx_logf(NULL, RMX_LOG_ERROR, "rmx_init: RMX_FORK_FD=%d: %s (the launcher's segment "
+                 "must be open in this process: start it with rmx_fork_exec, e.g. rmxrun)",
+                 fd, strerror(errno));
         return NULL;
     }
     fork_shm_t *shm = MAP_FAILED;
@@ -476,8 +478,8 @@ static fork_shm_t *map_launcher_segment(int fd, int size)
         return shm;
     if (shm != MAP_FAILED)
         munmap(shm, len);
-    fprintf(stderr, "rmx: rmx_init: RMX_FORK_FD=%d is not the segment of an rmx_fork_exec "
-                    "launcher of RMX_FORK_SIZE=%d ranks\n", fd, size);
+    rmx_logf(NULL, RMX_LOG_ERROR, "rmx_init: RMX_FORK_FD=%d is not the segment of an "
+             "rmx_fork_exec launcher of RMX_FORK_SIZE=%d ranks", fd, size);
     return NULL;
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <pmix.h>
 #include "boot.h"
+#include "../engine/log.h"
 
 typedef struct {
     pmix_proc_t self;
@@ -22,11 +23,27 @@ int rmx_boot_pmix_launched(void)
     return getenv("PMIX_NAMESPACE") != NULL && getenv("PMIX_RANK") != NULL;
 }
 
+/* A PMIx call failed: its own status string and what to do, then RMX_ERR_BOOTSTRAP.  No
+ * context exists yet (or it is not at hand): the line has no rank. */
+static int pmix_failed(const char *call, pmix_status_t st, const char *hint)
+{
+    rmx_logf(NULL, RMX_LOG_ERROR, "%s failed: %s%s%s", call, PMIx_Error_string(st),
+             hint[0] ? "; " : "", hint);
+    return RMX_ERR_BOOTSTRAP;
+}
+
+#define PMIX_PEERS_HINT                                                                       \
+    "did a rank die or leave, or does the launcher not collect data (PMIX_COLLECT_DATA)?"
+
 static int pmix_get_u32(const pmix_proc_t *proc, const char *key, uint32_t *out)
 {
     pmix_value_t *val = NULL;
-    if (PMIx_Get(proc, key, NULL, 0, &val) != PMIX_SUCCESS || val == NULL)
+    pmix_status_t pst = PMIx_Get(proc, key, NULL, 0, &val);
+    if (pst != PMIX_SUCCESS || val == NULL) {
+        /* optional keys are asked for quietly; their absence is no error */
+        rmx_logf(NULL, RMX_LOG_DEBUG, "PMIx_Get(%s): %s", key, PMIx_Error_string(pst));
         return RMX_ERR_BOOTSTRAP;
+    }
     int rc = RMX_OK;
     switch (val->type) {
     case PMIX_UINT32: *out = val->data.uint32; break;
@@ -47,7 +64,7 @@ static int pmix_fence(int collect)
     PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &flag, PMIX_BOOL);
     pmix_status_t st = PMIx_Fence(NULL, 0, &info, 1);
     PMIX_INFO_DESTRUCT(&info);
-    return st == PMIX_SUCCESS ? RMX_OK : RMX_ERR_BOOTSTRAP;
+    return st == PMIX_SUCCESS ? RMX_OK : pmix_failed("PMIx_Fence", st, PMIX_PEERS_HINT);
 }
 
 static int pmix_allgather(rmx_boot_t *b, const void *send, void *recv, size_t len)
@@ -61,8 +78,11 @@ static int pmix_allgather(rmx_boot_t *b, const void *send, void *recv, size_t le
     val.type = PMIX_BYTE_OBJECT;
     val.data.bo.bytes = (char *)send;
     val.data.bo.size = len;
-    if (PMIx_Put(PMIX_GLOBAL, key, &val) != PMIX_SUCCESS || PMIx_Commit() != PMIX_SUCCESS)
-        return RMX_ERR_BOOTSTRAP;
+    pmix_status_t pst = PMIx_Put(PMIX_GLOBAL, key, &val);
+    if (pst != PMIX_SUCCESS)
+        return pmix_failed("PMIx_Put", pst, "");
+    if ((pst = PMIx_Commit()) != PMIX_SUCCESS)
+        return pmix_failed("PMIx_Commit", pst, "");
     if (pmix_fence(1) != RMX_OK)
         return RMX_ERR_BOOTSTRAP;
 
@@ -72,14 +92,17 @@ static int pmix_allgather(rmx_boot_t *b, const void *send, void *recv, size_t le
     for (int r = 0; r < b->size; r++) {
         pmix_value_t *got = NULL;
         peer.rank = (pmix_rank_t)r;
-        if (PMIx_Get(&peer, key, NULL, 0, &got) != PMIX_SUCCESS || got == NULL)
-            return RMX_ERR_BOOTSTRAP;
+        if ((pst = PMIx_Get(&peer, key, NULL, 0, &got)) != PMIX_SUCCESS || got == NULL)
+            return pmix_failed("PMIx_Get of a rank's exchange data", pst, PMIX_PEERS_HINT);
         int ok = got->type == PMIX_BYTE_OBJECT && got->data.bo.size == len;
         if (ok)
             memcpy((char *)recv + (size_t)r * len, got->data.bo.bytes, len);
         PMIX_VALUE_RELEASE(got);
-        if (!ok)
+        if (!ok) {
+            rmx_logf(NULL, RMX_LOG_ERROR, "PMIx_Get: rank %d's exchange data is not the %zu "
+                     "bytes every rank sends: are all ranks the same program and rmx?", r, len);
             return RMX_ERR_BOOTSTRAP;
+        }
     }
     return RMX_OK;
 }
@@ -101,8 +124,11 @@ int rmx_boot_pmix_open(rmx_boot_t *b)
 {
     pmix_state_t *st = &pmix_state;
     if (pmix_open_count == 0) {
-        if (PMIx_Init(&st->self, NULL, 0) != PMIX_SUCCESS)
-            return RMX_ERR_BOOTSTRAP;
+        pmix_status_t pst = PMIx_Init(&st->self, NULL, 0);
+        if (pst != PMIX_SUCCESS)
+            return pmix_failed("PMIx_Init", pst,
+                               "not launched by a PMIx launcher? use mpirun or srun --mpi=pmix "
+                               "(or rmx_config_t.bootstrap RMX_BOOT_OOB / RMX_BOOT_SINGLE)");
         st->seq = 0;
     }
     pmix_open_count++;
@@ -113,6 +139,9 @@ int rmx_boot_pmix_open(rmx_boot_t *b)
     job.rank = PMIX_RANK_WILDCARD;
     uint32_t size = 0, local_size = 0, local_rank = 0;
     if (pmix_get_u32(&job, PMIX_JOB_SIZE, &size) != RMX_OK || size == 0) {
+        rmx_logf(NULL, RMX_LOG_ERROR, "PMIx_Get(%s): the PMIx server does not say how many "
+                 "ranks the job has; is the launcher's PMIx server too old or not a launcher's?",
+                 PMIX_JOB_SIZE);
         pmix_fini(b);
         return RMX_ERR_BOOTSTRAP;
     }

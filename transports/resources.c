@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 #include "resources.h"
+#include "../engine/log.h"
 
 #define GIB(x) ((double)(x) / (double)(1ull << 30))
 
@@ -49,38 +50,40 @@ static unsigned long long statm_bytes(int field)
     return n == 7 ? v[field] * (unsigned long long)sysconf(_SC_PAGESIZE) : 0;
 }
 
-static int refuse(const char *what, size_t len, const char *limit, unsigned long long left)
+static int refuse(const rmx_logger_t *lg, const char *what, size_t len, const char *limit,
+                  unsigned long long left)
 {
-    fprintf(stderr, "rmx: %s: %zu bytes (%.2f GiB) is more than %s leaves (%.2f GiB): "
-                    "RMX_ERR_NOMEM\n", what, len, GIB(len), limit, GIB(left));
+    rmx_logf(lg, RMX_LOG_ERROR, "%s: %zu bytes (%.2f GiB) is more than %s leaves (%.2f GiB): "
+             "RMX_ERR_NOMEM", what, len, GIB(len), limit, GIB(left));
     return RMX_ERR_NOMEM;
 }
 
 /* A soft resource limit, with what the process already uses of it (statm field). */
-static int within_rlimit(int resource, int field, const char *name, size_t len, const char *what)
+static int within_rlimit(const rmx_logger_t *lg, int resource, int field, const char *name,
+                         size_t len, const char *what)
 {
     struct rlimit rl;
     if (getrlimit(resource, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
         return RMX_OK;
     unsigned long long used = statm_bytes(field), cap = (unsigned long long)rl.rlim_cur;
     unsigned long long left = cap > used ? cap - used : 0;
-    return len > left ? refuse(what, len, name, left) : RMX_OK;
+    return len > left ? refuse(lg, what, len, name, left) : RMX_OK;
 }
 
-int rmx_res_check_memory(size_t len, const char *what)
+int rmx_res_check_memory(size_t len, const char *what, const rmx_logger_t *lg)
 {
     if (len == 0)
         return RMX_OK;
     unsigned long long avail = available_memory();
     if (avail != 0 && len > avail)
-        return refuse(what, len, "the memory available (MemAvailable + free swap)", avail);
-    int rc = within_rlimit(RLIMIT_AS, 0, "RLIMIT_AS (ulimit -v)", len, what);
+        return refuse(lg, what, len, "the memory available (MemAvailable + free swap)", avail);
+    int rc = within_rlimit(lg, RLIMIT_AS, 0, "RLIMIT_AS (ulimit -v)", len, what);
     if (rc == RMX_OK)
-        rc = within_rlimit(RLIMIT_DATA, 5, "RLIMIT_DATA (ulimit -d)", len, what);
+        rc = within_rlimit(lg, RLIMIT_DATA, 5, "RLIMIT_DATA (ulimit -d)", len, what);
     return rc;
 }
 
-int rmx_res_check_fds(int n, const char *what)
+int rmx_res_check_fds(int n, const char *what, const rmx_logger_t *lg)
 {
     /* Open them, rather than count /proc/self/fd against the limit: exact, and n system calls
      * however many descriptors the process holds. */
@@ -102,9 +105,9 @@ int rmx_res_check_fds(int n, const char *what)
     if (rc != RMX_OK) {
         struct rlimit rl;
         getrlimit(RLIMIT_NOFILE, &rl);
-        fprintf(stderr, "rmx: %s: fewer than %d file descriptors left under RLIMIT_NOFILE "
-                        "(ulimit -n %llu): free windows or raise the limit: RMX_ERR_NOMEM\n",
-                what, n, (unsigned long long)rl.rlim_cur);
+        rmx_logf(lg, RMX_LOG_ERROR, "%s: fewer than %d file descriptors left under "
+                 "RLIMIT_NOFILE (ulimit -n %llu): free windows or raise the limit: RMX_ERR_NOMEM",
+                 what, n, (unsigned long long)rl.rlim_cur);
     }
     return rc;
 }

@@ -3,12 +3,14 @@
  * reference counted because loading it (with I/O devices) costs milliseconds and every context
  * needs the same one.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <hwloc.h>
 #include "topo.h"
+#include "../engine/log.h"
 
 /* rmx_topology_print may run in any thread at any time (rmx.h), beside contexts being created
  * and finalized in others: the reference count, loading and destroying are under this lock, and
@@ -56,7 +58,7 @@ void rmx_topo_release(void)
     pthread_mutex_unlock(&topo_lock);
 }
 
-static int parse_bind_env(rmx_bind_t *how)
+static int parse_bind_env(rmx_bind_t *how, const rmx_logger_t *lg)
 {
     const char *s = getenv("RMX_BIND");
     if (s == NULL || *s == '\0' || strcmp(s, "none") == 0)
@@ -66,31 +68,61 @@ static int parse_bind_env(rmx_bind_t *how)
     else if (strcmp(s, "numa") == 0)
         *how = RMX_BIND_NUMA;
     else {
-        fprintf(stderr, "rmx: RMX_BIND=%s is not one of none core numa\n", s);
+        rmx_logf(lg, RMX_LOG_ERROR, "RMX_BIND=%s is not one of none core numa", s);
         return RMX_ERR_ARG;
     }
     return RMX_OK;
 }
 
-int rmx_topo_bind(rmx_bind_t how, int local_rank)
+int rmx_topo_bind(rmx_bind_t *howp, int local_rank, const rmx_logger_t *lg)
 {
-    if (how == RMX_BIND_ENV && parse_bind_env(&how) != RMX_OK)
+    if (*howp == RMX_BIND_ENV && parse_bind_env(howp, lg) != RMX_OK)
         return RMX_ERR_ARG;
+    rmx_bind_t how = *howp;
     if (how == RMX_BIND_NONE)
         return RMX_OK;
     if (how != RMX_BIND_CORE && how != RMX_BIND_NUMA)
         return RMX_ERR_ARG;
     hwloc_obj_type_t type = how == RMX_BIND_CORE ? HWLOC_OBJ_CORE : HWLOC_OBJ_NUMANODE;
     int n = hwloc_get_nbobjs_by_type(topology, type);
-    if (n <= 0)
+    if (n <= 0) {
+        rmx_logf(lg, RMX_LOG_ERROR, "binding to a %s: hwloc finds none on this machine; run "
+                 "with RMX_BIND=none", how == RMX_BIND_CORE ? "core" : "NUMA node");
         return RMX_ERR_UNSUPPORTED;
+    }
     hwloc_obj_t obj = hwloc_get_obj_by_type(topology, type, (unsigned)(local_rank % n));
     hwloc_bitmap_t set = hwloc_bitmap_dup(obj->cpuset);
     if (how == RMX_BIND_CORE)
         hwloc_bitmap_singlify(set); /* one hardware thread: no migration between siblings */
     int rc = hwloc_set_cpubind(topology, set, HWLOC_CPUBIND_PROCESS);
+    if (rc != 0) {
+        char cpus[256];
+        hwloc_bitmap_list_snprintf(cpus, sizeof(cpus), set);
+        rmx_logf(lg, RMX_LOG_ERROR, "binding to cpus %s (hwloc_set_cpubind): %s; the launcher "
+                 "or a container may forbid it: run with RMX_BIND=none", cpus, strerror(errno));
+    }
     hwloc_bitmap_free(set);
     return rc == 0 ? RMX_OK : RMX_ERR_UNSUPPORTED;
+}
+
+int rmx_topo_binding(char *buf, size_t len)
+{
+    if (buf == NULL || len == 0)
+        return RMX_ERR_ARG;
+    buf[0] = '\0';
+    pthread_mutex_lock(&topo_lock);
+    int rc = acquire_locked();
+    if (rc == RMX_OK) {
+        hwloc_bitmap_t bound = hwloc_bitmap_alloc();
+        if (bound != NULL && hwloc_get_cpubind(topology, bound, HWLOC_CPUBIND_PROCESS) == 0)
+            hwloc_bitmap_list_snprintf(buf, len, bound);
+        else
+            rc = RMX_ERR_UNSUPPORTED;
+        hwloc_bitmap_free(bound);
+        release_locked();
+    }
+    pthread_mutex_unlock(&topo_lock);
+    return rc;
 }
 
 void rmx_topo_place_local(void *addr, size_t len)

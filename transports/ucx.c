@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ucx.h"
+#include "../engine/log.h"
 
 int rmx_ucx_status(ucs_status_t st)
 {
@@ -31,6 +32,34 @@ int rmx_ucx_status(ucs_status_t st)
     }
 }
 
+/* A peer that failed, a request cancelled by a force-close or one that timed out: expected
+ * after a failure, which the caller reports (RMX_ERR_PEER, RMX_ERR_TIMEOUT). */
+static int peer_class(ucs_status_t st)
+{
+    int rc = rmx_ucx_status(st);
+    return rc == RMX_ERR_PEER || rc == RMX_ERR_TIMEOUT;
+}
+
+int rmx_ucx_failed(rmx_ucx_t *u, ucs_status_t st)
+{
+    rmx_logf(u->log, peer_class(st) ? RMX_LOG_DEBUG : RMX_LOG_ERROR,
+             "a UCX request failed: %s (%s)", ucs_status_string(st),
+             rmx_strerror(rmx_ucx_status(st)));
+    return rmx_ucx_status(st);
+}
+
+/* A UCX set-up call failed: its own status string and what to try, then the rmx code. */
+static int setup_failed(const rmx_ucx_t *u, const char *call, ucs_status_t st, const char *hint)
+{
+    rmx_logf(u->log, RMX_LOG_ERROR, "%s: %s%s%s", call, ucs_status_string(st),
+             hint[0] ? "; " : "", hint);
+    return rmx_ucx_status(st);
+}
+
+#define UCX_TLS_HINT                                                                          \
+    "check UCX_TLS and UCX_NET_DEVICES (`ucx_info -d` lists the transports and devices of "  \
+    "this machine)"
+
 /* UCX_TLS unset, "all", an exclusion list ("^..."), or naming a shared-memory transport. */
 static int shared_memory_may_be_used(void)
 {
@@ -44,10 +73,11 @@ static int shared_memory_may_be_used(void)
     return 0;
 }
 
-int rmx_ucx_open(rmx_ucx_t *u, double timeout_s)
+int rmx_ucx_open(rmx_ucx_t *u, double timeout_s, const struct rmx_logger *log)
 {
     memset(u, 0, sizeof(*u));
     u->timeout_s = timeout_s;
+    u->log = log;
     /* Endpoints use peer error handling (a dead rank must not hang the others).  UCX 1.13 then
      * silently drops the shared-memory transports unless they are told to support it; without
      * this, local ranks would talk over tcp.  These are transport (UCT) settings, which
@@ -60,7 +90,9 @@ int rmx_ucx_open(rmx_ucx_t *u, double timeout_s)
     ucp_config_t *config;
     ucs_status_t st = ucp_config_read(NULL, NULL, &config);
     if (st != UCS_OK)
-        return rmx_ucx_status(st);
+        return setup_failed(u, "ucp_config_read", st,
+                            "check the UCX_* variables of the environment (`ucx_info -c` lists "
+                            "them)");
 
     /* Keepalive is how UCX notices a peer that died without closing (kill -9) on shared memory
      * and tcp; its default (20 s) is longer than our whole timeout. */
@@ -113,7 +145,7 @@ int rmx_ucx_open(rmx_ucx_t *u, double timeout_s)
     ucp_config_release(config);
     if (st != UCS_OK) {
         rmx_ucx_close(u);
-        return rmx_ucx_status(st);
+        return setup_failed(u, "ucp_init", st, UCX_TLS_HINT);
     }
 
     ucp_worker_params_t wp = {
@@ -132,7 +164,8 @@ int rmx_ucx_open(rmx_ucx_t *u, double timeout_s)
     u->reply = malloc(sizeof(*u->reply));
     if (st != UCS_OK || u->reply == NULL) {
         rmx_ucx_close(u);
-        return st != UCS_OK ? rmx_ucx_status(st) : RMX_ERR_NOMEM;
+        return st != UCS_OK ? setup_failed(u, "ucp_worker_create", st, UCX_TLS_HINT)
+                            : RMX_ERR_NOMEM;
     }
     int rc = rmx_am_open(u); /* before any peer can address this rank */
     if (rc != RMX_OK)
@@ -179,7 +212,7 @@ int rmx_ucx_worker_address(rmx_ucx_t *u, int own, void **addr, size_t *len)
     ucp_address_t *a;
     ucs_status_t st = ucp_worker_get_address(own ? u->worker : u->service, &a, len);
     *addr = a;
-    return rmx_ucx_status(st);
+    return st == UCS_OK ? RMX_OK : setup_failed(u, "ucp_worker_get_address", st, "");
 }
 
 void rmx_ucx_worker_address_release(rmx_ucx_t *u, int own, void *addr)
@@ -197,7 +230,11 @@ int rmx_ucx_ep_create(rmx_ucx_t *u, const void *addr, ucp_err_handler_cb_t on_er
         .err_mode = UCP_ERR_HANDLING_MODE_PEER,
         .err_handler = {.cb = on_error, .arg = arg},
     };
-    return rmx_ucx_status(ucp_ep_create(u->worker, &ep_params, ep));
+    ucs_status_t st = ucp_ep_create(u->worker, &ep_params, ep);
+    return st == UCS_OK ? RMX_OK
+                        : setup_failed(u, "ucp_ep_create", st,
+                                       "no transport reaches that peer: " UCX_TLS_HINT
+                                       ", on every node alike");
 }
 
 void rmx_ucx_ep_close(rmx_ucx_t *u, ucp_ep_h ep, int flush_first)
@@ -256,13 +293,20 @@ int rmx_ucx_mem_map(rmx_ucx_t *u, void *addr, size_t len, ucp_mem_h *memh, void 
         .flags = addr == NULL ? UCP_MEM_MAP_ALLOCATE : 0,
     };
     ucs_status_t st = ucp_mem_map(u->service_context, &mp, memh);
-    if (st != UCS_OK)
+    if (st != UCS_OK) {
+        rmx_logf(u->log, RMX_LOG_ERROR, "ucp_mem_map of %zu bytes%s: %s; %s", len,
+                 addr == NULL ? " (UCP-allocated)" : " at the caller's address",
+                 ucs_status_string(st),
+                 st == UCS_ERR_INVALID_PARAM ? "is the range mapped memory of this process?"
+                 : addr == NULL ? "/dev/shm or memory may be full (df /dev/shm)"
+                                : "the memory could not be registered (ulimit -l?)");
         return st == UCS_ERR_INVALID_PARAM ? RMX_ERR_ARG : rmx_ucx_status(st);
+    }
     ucp_mem_attr_t attr = {.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS};
     st = ucp_mem_query(*memh, &attr);
     if (st != UCS_OK) {
         ucp_mem_unmap(u->service_context, *memh);
-        return rmx_ucx_status(st);
+        return setup_failed(u, "ucp_mem_query", st, "");
     }
     *out_addr = attr.address;
     return RMX_OK;
@@ -275,7 +319,8 @@ void rmx_ucx_mem_unmap(rmx_ucx_t *u, ucp_mem_h memh)
 
 int rmx_ucx_rkey_pack(rmx_ucx_t *u, ucp_mem_h memh, void **buf, size_t *len)
 {
-    return rmx_ucx_status(ucp_rkey_pack(u->service_context, memh, buf, len));
+    ucs_status_t st = ucp_rkey_pack(u->service_context, memh, buf, len);
+    return st == UCS_OK ? RMX_OK : setup_failed(u, "ucp_rkey_pack", st, "");
 }
 
 void rmx_ucx_rkey_buffer_release(void *buf)
@@ -287,7 +332,12 @@ int rmx_ucx_rkey_unpack(ucp_ep_h ep, const void *buf, ucp_rkey_h *rkey)
 {
     if (ep == NULL)
         return RMX_ERR_PEER; /* the peer failed and its endpoint is closed */
-    return rmx_ucx_status(ucp_ep_rkey_unpack(ep, buf, rkey));
+    ucs_status_t st = ucp_ep_rkey_unpack(ep, buf, rkey);
+    if (st != UCS_OK)
+        rmx_logf(NULL, peer_class(st) ? RMX_LOG_DEBUG : RMX_LOG_ERROR,
+                 "ucp_ep_rkey_unpack: %s; a peer's memory cannot be reached: are all ranks "
+                 "using the same UCX and UCX_TLS?", ucs_status_string(st));
+    return rmx_ucx_status(st);
 }
 
 int rmx_ucx_ep_describe(ucp_ep_h ep, char *buf, size_t len)
@@ -300,6 +350,70 @@ int rmx_ucx_ep_describe(ucp_ep_h ep, char *buf, size_t len)
     ucp_ep_print_info(ep, f);
     fclose(f);
     buf[len - 1] = '\0';
+    return RMX_OK;
+}
+
+/* Append word to the space-separated list in buf (len bytes) unless it is there already. */
+static void add_word(char *buf, size_t len, const char *word, size_t wlen)
+{
+    size_t used = strlen(buf);
+    for (const char *p = buf; *p != '\0';) {
+        size_t n = strcspn(p, " ");
+        if (n == wlen && strncmp(p, word, wlen) == 0)
+            return;
+        p += n + (p[n] == ' ');
+    }
+    if (used + (used > 0) + wlen + 1 > len)
+        return;
+    if (used > 0)
+        buf[used++] = ' ';
+    memcpy(buf + used, word, wlen);
+    buf[used + wlen] = '\0';
+}
+
+int rmx_ucx_ep_transports(ucp_ep_h ep, char *rma, char *amo, char *am, size_t len)
+{
+    char info[8192];
+    if (len < 2)
+        return RMX_ERR_ARG;
+    rma[0] = amo[0] = am[0] = '\0';
+    int rc = ep == NULL ? RMX_ERR_PEER : rmx_ucx_ep_describe(ep, info, sizeof(info));
+    if (rc != RMX_OK)
+        return rc;
+    /* Lanes: "lane[i]:  <n>:<tl>/<dev> md[..] -> md[..]/<tl>/... <flags: amo#k am am_bw#k ...>"
+     * (indexes up to UCP_MAX_LANES, 16 in UCX 1.13); the RMA protocols name their lane:
+     * "put[i]: 0..<short>..". */
+    enum { MAX_LANES = 32 };
+    char tl[MAX_LANES][32] = {{0}};
+    for (const char *p = strstr(info, "lane["); p != NULL; p = strstr(p + 1, "lane[")) {
+        int i = atoi(p + 5);
+        const char *eol = strchr(p, '\n');
+        const char *name = strchr(p, ':');
+        if (i < 0 || i >= MAX_LANES || name == NULL || (name = strchr(name + 1, ':')) == NULL ||
+            (eol != NULL && name > eol))
+            continue;
+        name++;
+        size_t n = strcspn(name, "/ \n");
+        snprintf(tl[i], sizeof(tl[i]), "%.*s", (int)n, name);
+        size_t line = eol != NULL ? (size_t)(eol - p) : strlen(p);
+        char flags[512];
+        snprintf(flags, sizeof(flags), "%.*s ", (int)line, p);
+        if (strstr(flags, " amo#") != NULL)
+            add_word(amo, len, tl[i], strlen(tl[i]));
+        if (strstr(flags, " am ") != NULL)
+            add_word(am, len, tl[i], strlen(tl[i]));
+    }
+    static const char *const ops[] = {"put[", "get["};
+    for (size_t k = 0; k < 2; k++)
+        for (const char *p = strstr(info, ops[k]); p != NULL; p = strstr(p + 1, ops[k])) {
+            int i = atoi(p + 4);
+            if (i >= 0 && i < MAX_LANES && tl[i][0] != '\0')
+                add_word(rma, len, tl[i], strlen(tl[i]));
+        }
+    char *lists[] = {rma, amo, am};
+    for (size_t k = 0; k < 3; k++)
+        if (lists[k][0] == '\0')
+            strcpy(lists[k], "-");
     return RMX_OK;
 }
 

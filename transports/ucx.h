@@ -23,6 +23,7 @@
 
 /* RMA over rmx's own active messages, for peers UCX would serve in software (am_rma.c). */
 struct rmx_am;
+struct rmx_logger; /* engine/log.h */
 typedef struct rmx_am_peer rmx_am_peer_t;
 
 typedef struct rmx_ucx {
@@ -60,6 +61,7 @@ typedef struct rmx_ucx {
     void **abandoned_mem;
     int n_abandoned_mem, cap_abandoned_mem;
     struct rmx_am *am;  /* am_rma.c: handlers' state, operations in flight, its peers */
+    const struct rmx_logger *log; /* the context's (engine/log.h): where UCX failures are told */
 } rmx_ucx_t;
 
 /* Where operations to one peer go: its endpoint, and the active-message route when UCX would
@@ -79,7 +81,8 @@ typedef struct rmx_ucx_dest {
 #define RMX_UCX_SERVICE_PROGRESS 64
 
 /* ---- set-up (ucx.c) */
-int rmx_ucx_open(rmx_ucx_t *u, double timeout_s);
+/* log: the context's logger (engine/log.h), kept for the life of u. */
+int rmx_ucx_open(rmx_ucx_t *u, double timeout_s, const struct rmx_logger *log);
 void rmx_ucx_close(rmx_ucx_t *u);
 /* The address peers connect to (the service worker's); own: the owner worker's (self). */
 int rmx_ucx_worker_address(rmx_ucx_t *u, int own, void **addr, size_t *len);
@@ -99,11 +102,19 @@ int rmx_ucx_rkey_unpack(ucp_ep_h ep, const void *buf, ucp_rkey_h *rkey);
  * (UCX shared memory), else NULL.  Operations on such memory complete in place. */
 void *rmx_ucx_rkey_ptr(ucp_rkey_h rkey, uint64_t raddr);
 int rmx_ucx_status(ucs_status_t st);
+/* rmx_ucx_status(st) for a request that ended in st != UCS_OK, with UCX's own words on stderr:
+ * at debug level when the peer failed or the request was cancelled (expected after a failure),
+ * at error level otherwise.  Out of line: the failure path only. */
+int rmx_ucx_failed(rmx_ucx_t *u, ucs_status_t st);
 /* Flush n peers at once (one round trip, not n): every operation issued to them completes at
  * the target.  The first error, or RMX_ERR_TIMEOUT. */
 int rmx_ucx_flush_eps(rmx_ucx_t *u, const rmx_ucx_dest_t *dests, int n);
 /* Which transports an endpoint uses for RMA/AMO, into buf (for diagnostics and tests). */
 int rmx_ucx_ep_describe(ucp_ep_h ep, char *buf, size_t len);
+/* The same in short, from rmx_ucx_ep_describe: the transport names (distinct, space separated,
+ * "-" for none) of the lanes that carry puts and gets (rma), atomics (amo) and active messages
+ * (am).  Each buffer at least 2 bytes. */
+int rmx_ucx_ep_transports(ucp_ep_h ep, char *rma, char *amo, char *am, size_t len);
 /* 1 when some lane of ep is not shared memory (sysv, posix, self, cma, xpmem, knem): operations
  * on it may need the target's progress. */
 int rmx_ucx_ep_needs_target_progress(ucp_ep_h ep);
@@ -321,7 +332,7 @@ static inline int rmx_ucx_wait_req(rmx_ucx_t *u, ucs_status_ptr_t req,
     }
     u->since_progress = 0;
     if (UCS_PTR_IS_ERR(req))
-        return rmx_ucx_status(UCS_PTR_STATUS(req));
+        return rmx_ucx_failed(u, UCS_PTR_STATUS(req));
     double deadline = 0;
     unsigned idle = 0;
     ucs_status_t st;
@@ -335,7 +346,7 @@ static inline int rmx_ucx_wait_req(rmx_ucx_t *u, ucs_status_ptr_t req,
         }
     }
     ucp_request_free(req);
-    return rmx_ucx_status(st);
+    return __builtin_expect(st == UCS_OK, 1) ? RMX_OK : rmx_ucx_failed(u, st);
 }
 
 /* For requests that reference no caller memory once issued (flush, close). */
@@ -461,7 +472,8 @@ static inline int rmx_ucx_flush_worker(rmx_ucx_t *u)
  * one endpoint's are applied in the order they were sent (am_rma.c). */
 static inline int rmx_ucx_fence(rmx_ucx_t *u)
 {
-    return rmx_ucx_status(ucp_worker_fence(u->worker));
+    ucs_status_t st = ucp_worker_fence(u->worker);
+    return __builtin_expect(st == UCS_OK, 1) ? RMX_OK : rmx_ucx_failed(u, st);
 }
 
 #endif
