@@ -68,9 +68,12 @@ int main(void)
 
     /* The whole grid, which every rank also computes alone to check its block against. */
     int gw = NX * n;
-    double *grid = malloc(sizeof(double) * NY * (size_t)gw), *row = malloc(sizeof(double) * (size_t)gw);
-    if (grid == NULL || row == NULL)
+    double *grid = malloc(sizeof(double) * NY * (size_t)gw);
+    double *row = malloc(sizeof(double) * (size_t)gw);
+    if (grid == NULL || row == NULL) {
+        fprintf(stderr, "halo: out of memory\n");
         return 1;
+    }
     for (int y = 0; y < NY; y++)
         for (int gx = 0; gx < gw; gx++)
             grid[y * gw + gx] = (gx * 7 + y * 3) % 11;     /* any start that is not uniform */

@@ -1,6 +1,7 @@
 #!/bin/sh
 # readme_snippets.sh — compile and link every ```c block of a Markdown file (make check-readme).
-#   CC=cc CFLAGS="-Iapi ..." LIBS="build/librmx.a ..." sh tests/examples/readme_snippets.sh README.md
+#   CC=cc CFLAGS="-Iapi ..." LIBS="build/librmx.a ..." \
+#     sh tests/examples/readme_snippets.sh README.md
 # The convention: a block fenced with ```c is a whole program (includes, main), so a reader can
 # copy it into a file and build it; code that is not meant to be built goes in a block tagged
 # otherwise (```sh, ```text, or none).  A block that does not compile is reported with the line
@@ -20,7 +21,12 @@ awk -v dir="$tmp" '
     }
     inside && /^```[ \t]*$/   { inside = 0; close(out); next }
     inside                    { print > out }
-    END { if (inside) { printf "%s:%d: this ```c block is never closed\n", FILENAME, start > "/dev/stderr"; exit 1 } }
+    END {
+        if (inside) {
+            printf "%s:%d: this ```c block is never closed\n", FILENAME, start > "/dev/stderr"
+            exit 1
+        }
+    }
 ' "$md" || exit 1
 
 blocks=0 failed=0
