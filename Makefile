@@ -5,7 +5,8 @@
 #                (compile and run coarray programs) + tests/caf/*.f90 programs
 #   make check   build and run every test (Criterion; multi-process over real UCP), four ways:
 #                default transports, RMX_DIRECT=0, UCX_TLS=tcp,self, RMX_WIN_MEMORY=user
-#                (CHECK_WAYS= narrows it)
+#                (CHECK_WAYS= narrows it), the examples of tests/examples/ among them; and, once,
+#                compiles every ```c block of README.md (make check-readme)
 #   make perf    run the benchmark on 2 local ranks (rmx beside raw UCP)
 #   make compare rmx, raw UCP and Open MPI (perf/compare.sh) in one table
 #   make asan    the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer
