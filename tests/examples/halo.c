@@ -43,15 +43,12 @@ static rmx_sub_t column(size_t c)
     return s;
 }
 
-/* One smoothing step of row y of a ring of w columns (the same on a block and on the grid). */
-static void smooth_row(const double *in, double *out, int w, int ghosts)
+/* One smoothing step of a row of w cells, in[1..w], whose outer neighbours are in[0] and
+ * in[w + 1]: out[x] = (in[x - 1] + in[x] + in[x + 1]) / 3. */
+static void smooth(const double *in, double *out, int w)
 {
-    for (int x = 0; x < w; x++) {
-        double l = ghosts ? in[x] : in[(x + w - 1) % w];
-        double c = ghosts ? in[x + 1] : in[x];
-        double r = ghosts ? in[x + 2] : in[(x + 1) % w];
-        out[x] = (l + c + r) / 3.0;
-    }
+    for (int x = 1; x <= w; x++)
+        out[x] = (in[x - 1] + in[x] + in[x + 1]) / 3.0;
 }
 
 int main(void)
@@ -66,34 +63,37 @@ int main(void)
     rmx_win_t *win;
     CHECK(rmx_win_allocate(ctx, sizeof(double[NY][NX + 2]), (void **)&u, &win));
 
-    /* The whole grid, which every rank also computes alone to check its block against. */
+    /* The whole grid, which every rank also computes alone to check its block against: gw
+     * columns plus two for the ring's wrap-around, laid out as the blocks are. */
     int gw = NX * n;
-    double *grid = malloc(sizeof(double) * NY * (size_t)gw);
-    double *row = malloc(sizeof(double) * (size_t)gw);
-    if (grid == NULL || row == NULL) {
+    double *grid = malloc(sizeof(double) * NY * (size_t)(gw + 2));
+    double *out = malloc(sizeof(double) * (size_t)(gw + 2));     /* one smoothed row */
+    if (grid == NULL || out == NULL) {
         fprintf(stderr, "halo: out of memory\n");
         return 1;
     }
+#define G(y, x) grid[(y) * (gw + 2) + (x)]
     for (int y = 0; y < NY; y++)
-        for (int gx = 0; gx < gw; gx++)
-            grid[y * gw + gx] = (gx * 7 + y * 3) % 11;     /* any start that is not uniform */
+        for (int x = 1; x <= gw; x++)
+            G(y, x) = (x * 7 + y * 3) % 11;                 /* any start that is not uniform */
     for (int y = 0; y < NY; y++)
-        for (int x = 0; x < NX; x++)
-            u[y][x + 1] = grid[y * gw + me * NX + x];
+        for (int x = 1; x <= NX; x++)
+            u[y][x] = G(y, me * NX + x);
 
     rmx_sub_t first = column(1), last = column(NX), ghost_l = column(0), ghost_r = column(NX + 1);
     for (int it = 0; it < ITERS; it++) {
-        /* My first column is my left neighbour's right ghost, my last its right one's left
+        /* My first column is my left neighbour's right ghost, my last my right neighbour's left
          * ghost.  disp 0: the remote block starts at offset 0 of the neighbour's window. */
         CHECK(rmx_put_sub(win, u, &first, left, 0, &ghost_r));
         CHECK(rmx_put_sub(win, u, &last, right, 0, &ghost_l));
         CHECK(rmx_sync_all(ctx));           /* puts complete everywhere: ghosts are filled */
         for (int y = 0; y < NY; y++) {
-            double out[NX];
-            smooth_row(u[y], out, NX, 1);
-            memcpy(&u[y][1], out, sizeof(out));
-            smooth_row(&grid[y * gw], row, gw, 0);
-            memcpy(&grid[y * gw], row, sizeof(double) * (size_t)gw);
+            smooth(u[y], out, NX);
+            memcpy(&u[y][1], &out[1], NX * sizeof(double));
+            G(y, 0) = G(y, gw);             /* the grid's own "halo": the ring wraps around */
+            G(y, gw + 1) = G(y, 1);
+            smooth(&G(y, 0), out, gw);
+            memcpy(&G(y, 1), &out[1], (size_t)gw * sizeof(double));
         }
         CHECK(rmx_sync_all(ctx));           /* nobody reads its ghosts any more: refill them */
     }
@@ -101,12 +101,12 @@ int main(void)
     /* Same operations in the same order: the results must be equal to the last bit. */
     int wrong = 0;
     for (int y = 0; y < NY; y++)
-        for (int x = 0; x < NX; x++)
-            wrong += u[y][x + 1] != grid[y * gw + me * NX + x];
+        for (int x = 1; x <= NX; x++)
+            wrong += u[y][x] != G(y, me * NX + x);
     printf("rank %d: halo: %d iterations, %d of %d cells differ from the whole-grid result\n",
            me, ITERS, wrong, NY * NX);
     free(grid);
-    free(row);
+    free(out);
     CHECK(rmx_win_free(&win));
     CHECK(rmx_finalize(ctx));
     return wrong != 0;
