@@ -5,7 +5,8 @@
 #                (compile and run coarray programs) + tests/caf/*.f90 programs
 #   make check   build and run every test (Criterion; multi-process over real UCP), four ways:
 #                default transports, RMX_DIRECT=0, UCX_TLS=tcp,self, RMX_WIN_MEMORY=user
-#                (CHECK_WAYS= narrows it)
+#                (CHECK_WAYS= narrows it), the examples of tests/examples/ among them; and, once,
+#                compiles every ```c block of README.md (make check-readme)
 #   make perf    run the benchmark on 2 local ranks (rmx beside raw UCP)
 #   make compare rmx, raw UCP and Open MPI (perf/compare.sh) in one table
 #   make asan    the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer
@@ -153,6 +154,38 @@ SHMEM_BENCH = $(if $(OSHCC),$(BUILD)/perf/bench_shmem)
 $(BUILD)/perf/bench_shmem: perf/shmem/bench_shmem.c perf/driver.h perf/perf.h api/rmx.h
 	@mkdir -p $(@D)
 	$(OSHCC) -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o $@ $< -lm
+
+# Examples for users (tests/examples/): C programs on librmx.a, an MPI program (mpicc, when
+# installed) that bootstraps rmx through MPI's collectives, a coarray program (build/rmxcaf).
+# `make tests` builds them into BUILD/tests/examples/; tests/test_examples.c runs each as a user
+# would (mpirun, build/rmx_forkrun, build/rmxrun).  `make check` also compiles and links every
+# ```c block of README.md, once (tests/examples/readme_snippets.sh: each block a whole program).
+EX_DIR   = $(BUILD)/tests/examples
+EX_C     = $(patsubst tests/examples/%.c,$(EX_DIR)/%,$(filter-out tests/examples/mpi_%.c,$(wildcard tests/examples/*.c)))
+MPICC   ?= $(shell command -v mpicc 2>/dev/null)
+EX_MPI   = $(if $(MPICC),$(patsubst tests/examples/%.c,$(EX_DIR)/%,$(wildcard tests/examples/mpi_*.c)))
+EX_CAF   = $(patsubst tests/examples/%.f90,$(EX_DIR)/%,$(wildcard tests/examples/*.f90))
+EXAMPLES = $(EX_C) $(EX_MPI) $(EX_CAF)
+
+$(EX_C): $(EX_DIR)/%: tests/examples/%.c $(BUILD)/librmx.a api/rmx.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -Iapi -o $@ $< $(BUILD)/librmx.a $(LDFLAGS) $(LDLIBS_ALL)
+
+$(EX_MPI): $(EX_DIR)/%: tests/examples/%.c $(BUILD)/librmx.a api/rmx.h
+	@mkdir -p $(@D)
+	$(MPICC) $(CFLAGS_ALL) -Iapi -o $@ $< $(BUILD)/librmx.a $(LDFLAGS) $(LDLIBS_ALL)
+
+$(EX_CAF): $(EX_DIR)/%: tests/examples/%.f90 $(BUILD)/libcaf_rmx.a $(BUILD)/librmx.a $(BUILD)/rmxcaf
+	@mkdir -p $(EX_DIR)/mod
+	$(BUILD)/rmxcaf $(CAF_FFLAGS) -J$(EX_DIR)/mod -o $@ $<
+
+.PHONY: check-readme
+check-readme: $(BUILD)/librmx.a
+	CC="$(CC)" CFLAGS="$(CFLAGS_ALL) -Iapi" LIBS="$(BUILD)/librmx.a $(LDFLAGS) $(LDLIBS_ALL)" \
+	  sh tests/examples/readme_snippets.sh README.md
+
+tests: $(EXAMPLES)
+check: check-readme
 
 tests: $(BUILD)/rmx_tests $(PROG_BIN) caf $(CAF_OCA_PROG) $(BUILD)/rmx_perf $(SHMEM_BENCH)
 
