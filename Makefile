@@ -102,20 +102,20 @@ $(BUILD)/librmx.so.$(VERSION): $(LIB_OBJ)
 $(BUILD)/librmx.so.$(VERSION_MAJOR) $(BUILD)/librmx.so: $(BUILD)/librmx.so.$(VERSION)
 	ln -sf $(notdir $<) $@
 
-# rmx.pc and caf-rmx.pc: $(call rmx_pc,includedir,libdir).  build/rmx.pc describes this build
+# rmx.pc and caf-rmx.pc: $(call rmx_pc,prefix,includedir,libdir).  build/rmx.pc describes this build
 # tree (absolute paths: any BUILD=, any working directory); make install writes the installed ones.
-rmx_pc = printf '%s\n' 'includedir=$(1)' 'libdir=$(2)' '' 'Name: rmx' \
+rmx_pc = printf '%s\n' 'prefix=$(1)' 'includedir=$(2)' 'libdir=$(3)' '' 'Name: rmx' \
   'Description: UCX-native one-sided communication engine' 'Version: $(VERSION)' \
   'Requires.private: $(PKGS)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lrmx' \
   'Libs.private: -lpthread -lm'
-caf_pc = printf '%s\n' 'includedir=$(1)' 'libdir=$(2)' '' 'Name: caf-rmx' \
+caf_pc = printf '%s\n' 'prefix=$(1)' 'includedir=$(2)' 'libdir=$(3)' '' 'Name: caf-rmx' \
   'Description: gfortran -fcoarray=lib runtime on rmx (libcaf_rmx)' 'Version: $(VERSION)' \
   'Requires.private: $(PKGS)' 'Libs: -L$${libdir} -lcaf_rmx' \
   'Libs.private: -lrmx -lpthread -lm'
 
 $(BUILD)/rmx.pc: Makefile api/rmx.h
 	@mkdir -p $(BUILD)
-	@$(call rmx_pc,$(abspath api),$(abspath $(BUILD))) > $@
+	@$(call rmx_pc,$(CURDIR),$(abspath api),$(abspath $(BUILD))) > $@
 
 $(BUILD)/rmx_tests: $(TEST_OBJ) $(BUILD)/librmx.a
 	$(CC) -o $@ $(TEST_OBJ) $(BUILD)/librmx.a $(LDFLAGS) $(LDLIBS_ALL) -lcriterion
@@ -246,8 +246,8 @@ STAGE = $(BUILD)/install
 .PHONY: install uninstall check-abi check-install
 install: all
 	@mkdir -p $(STAGE)
-	@$(call rmx_pc,$(INCLUDEDIR),$(LIBDIR)) > $(STAGE)/rmx.pc
-	@$(call caf_pc,$(INCLUDEDIR),$(LIBDIR)) > $(STAGE)/caf-rmx.pc
+	@$(call rmx_pc,$(PREFIX),$(INCLUDEDIR),$(LIBDIR)) > $(STAGE)/rmx.pc
+	@$(call caf_pc,$(PREFIX),$(INCLUDEDIR),$(LIBDIR)) > $(STAGE)/caf-rmx.pc
 	@# The wrappers of the build tree, naming the installed libraries and launcher instead.
 	sed -e 's|@BUILD@|$(LIBDIR)|g' -e 's|@FC@|$(CAF_FC)|g' \
 	    -e 's|@LIBS@|$(strip $(LDFLAGS) $(LDLIBS_ALL))|g' api/caf/rmxcaf.in > $(STAGE)/rmxcaf

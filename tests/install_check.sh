@@ -105,6 +105,8 @@ readelf -d hello_shared | grep -q 'NEEDED.*\[librmx\.so\.[0-9]*\]' || fail "hell
 LD_LIBRARY_PATH=$libdir ldd hello_shared | grep -q "librmx\.so\.[0-9]* => $libdir/librmx\.so\.[0-9]* " ||
     fail "hello_shared does not load the installed librmx.so: $(LD_LIBRARY_PATH=$libdir ldd hello_shared)"
 run env LD_LIBRARY_PATH="$libdir" timeout 60 ./hello_shared
+grep -q "rmx $(pkg-config --modversion rmx) ok" "$tmp/out" ||
+    fail "rmx.pc's version $(pkg-config --modversion rmx), the library's: $(cat "$tmp/out")"
 run env LD_LIBRARY_PATH="$libdir" timeout 60 "$forkrun" --timeout 50 -n 2 ./hello_shared
 [ "$(grep -c ' ok$' "$tmp/out")" = 2 ] || { cat "$tmp/out"; fail "hello_shared on 2 ranks"; }
 
