@@ -102,8 +102,9 @@ $(BUILD)/librmx.so.$(VERSION): $(LIB_OBJ)
 $(BUILD)/librmx.so.$(VERSION_MAJOR) $(BUILD)/librmx.so: $(BUILD)/librmx.so.$(VERSION)
 	ln -sf $(notdir $<) $@
 
-# rmx.pc and caf-rmx.pc: $(call rmx_pc,prefix,includedir,libdir).  build/rmx.pc describes this build
-# tree (absolute paths: any BUILD=, any working directory); make install writes the installed ones.
+# rmx.pc and caf-rmx.pc: $(call rmx_pc,prefix,includedir,libdir).  build/rmx.pc describes this
+# build tree (absolute paths: any BUILD=, any working directory); make install writes the installed
+# ones.
 rmx_pc = printf '%s\n' 'prefix=$(1)' 'includedir=$(2)' 'libdir=$(3)' '' 'Name: rmx' \
   'Description: UCX-native one-sided communication engine' 'Version: $(VERSION)' \
   'Requires.private: $(PKGS)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lrmx' \

@@ -41,7 +41,7 @@ for l in librmx libcaf_rmx; do
         fail "$l.so: SONAME '$soname', not $l.so.MAJOR"
     [ -e "$prefix/lib/$soname" ] || fail "$l: no $soname symlink"
 done
-grep -rl "$build_abs\|$tree/api" "$prefix/lib/pkgconfig" "$prefix/bin/rmxcaf" "$prefix/bin/rmxrun" &&
+grep -rlI "$build_abs\|$tree/api" "$prefix/lib/pkgconfig" "$prefix/bin/rmxcaf" "$prefix/bin/rmxrun" &&
     fail "installed files name the build tree"
 
 mkdir "$tmp/src" && cd "$tmp/src" || exit 1
@@ -145,7 +145,7 @@ run $MAKE -s install BUILD="$BUILD" DESTDIR="$stage" PREFIX=/opt/rmx LIBDIR=/opt
 [ -L "$stage/opt/rmx/lib64/librmx.so" ] || fail "DESTDIR install: no lib64/librmx.so"
 grep -qx 'libdir=/opt/rmx/lib64' "$stage/opt/rmx/lib64/pkgconfig/rmx.pc" || fail "DESTDIR: rmx.pc libdir"
 grep -q '/opt/rmx/bin/rmx_forkrun' "$stage/opt/rmx/bin/rmxrun" || fail "DESTDIR: rmxrun's launcher"
-grep -rl "$stage\|$build_abs" "$stage" && fail "DESTDIR install names the staging or build directory"
+grep -rlI "$stage\|$build_abs" "$stage" && fail "DESTDIR install names the staging or build directory"
 run $MAKE -s uninstall BUILD="$BUILD" DESTDIR="$stage" PREFIX=/opt/rmx LIBDIR=/opt/rmx/lib64
 left=$(left_in "$stage")
 [ -z "$left" ] || fail "make uninstall DESTDIR=... left: $left"
