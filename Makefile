@@ -11,6 +11,10 @@
 #   make compare rmx, raw UCP and Open MPI (perf/compare.sh) in one table
 #   make asan    the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make valgrind  the whole suite under valgrind memcheck
+#   make install   headers, libraries, rmx.pc/caf-rmx.pc and the tools under PREFIX (default
+#                /usr/local; DESTDIR=, BINDIR=, LIBDIR=, INCLUDEDIR=, PKGCONFIGDIR= as autotools);
+#                make uninstall removes them.  make check also checks the exported symbols
+#                (check-abi) and installs into a temporary prefix to build programs (check-install).
 #   make stress  4 ranks of random mixed operations for 60 s, verified at every sync_all
 #   make fuzz    build/tests/fuzz_subarray, a libFuzzer target (clang); make check then runs it briefly
 # Sources are found by wildcard: a new engine/*.c, transports/*.c, tests/test_*.c or perf/*.c file
@@ -31,6 +35,8 @@ DEB_PKGS = libucx-dev ucx-utils libhwloc-dev libpmix-dev libcriterion-dev openmp
 # Slurm for tests/test_launch.c (tests/slurm_run.sh starts a single-node Slurm of its own):
 # slurm-wlm-basic-plugins holds srun's PMIx plugin (mpi_pmix.so, `srun --mpi=list`).
 DEB_PKGS += slurm-wlm slurm-wlm-basic-plugins
+# libudev-dev: hwloc.pc names -ludev for static links (pkg-config --static, tests/install_check.sh).
+DEB_PKGS += libudev-dev
 
 LIB_SRC  = $(wildcard engine/*.c) $(wildcard transports/*.c)
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
@@ -41,6 +47,15 @@ PROG_BIN = $(PROG_SRC:tests/%.c=$(BUILD)/tests/%)
 PERF_SRC = $(wildcard perf/*.c)
 PERF_OBJ = $(PERF_SRC:%.c=$(BUILD)/obj/%.o)
 HDRS     = $(wildcard api/*.h engine/*.h transports/*.h tests/*.h perf/*.h)
+
+# The version is written once, in api/rmx.h; the shared libraries are librmx.so.MAJOR.MINOR.PATCH
+# with SONAME librmx.so.MAJOR (and libcaf_rmx likewise), plus the two symlinks.
+rmx_vpart = $(shell sed -n 's/^\#define RMX_VERSION_$(1) \([0-9][0-9]*\)$$/\1/p' api/rmx.h)
+VERSION_MAJOR := $(call rmx_vpart,MAJOR)
+VERSION  := $(VERSION_MAJOR).$(call rmx_vpart,MINOR).$(call rmx_vpart,PATCH)
+# Only what api/*.h marks RMX_API leaves librmx.so (tests/abi/librmx.symbols; make check-abi).
+# The static archive and the programs linking the objects (tests, rmx_perf) still see everything.
+$(LIB_OBJ): CFLAGS_ALL += -fvisibility=hidden
 
 # Criterion runs tests in parallel by default; multi-process UCX tests on 2 cores are steadier
 # one at a time.
@@ -61,7 +76,7 @@ CAF_TOOLS = $(BUILD)/rmxcaf $(BUILD)/rmxrun $(BUILD)/rmx_forkrun
 
 all: lib $(BUILD)/rmx_perf caf
 
-lib: $(BUILD)/librmx.a $(BUILD)/librmx.so $(BUILD)/rmx.pc
+lib: $(BUILD)/librmx.a $(BUILD)/librmx.so $(BUILD)/librmx.so.$(VERSION_MAJOR) $(BUILD)/rmx.pc
 
 deps:
 	@missing=""; \
@@ -82,12 +97,27 @@ $(BUILD)/librmx.a: $(LIB_OBJ)
 	@mkdir -p $(BUILD)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/librmx.so: $(LIB_OBJ)
-	$(CC) -shared -o $@ $^ $(LDFLAGS) $(LDLIBS_ALL)
+$(BUILD)/librmx.so.$(VERSION): $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,librmx.so.$(VERSION_MAJOR) -o $@ $^ $(LDFLAGS) $(LDLIBS_ALL)
 
-$(BUILD)/rmx.pc: Makefile
+$(BUILD)/librmx.so.$(VERSION_MAJOR) $(BUILD)/librmx.so: $(BUILD)/librmx.so.$(VERSION)
+	ln -sf $(notdir $<) $@
+
+# rmx.pc and caf-rmx.pc: $(call rmx_pc,prefix,includedir,libdir).  build/rmx.pc describes this
+# build tree (absolute paths: any BUILD=, any working directory); make install writes the installed
+# ones.
+rmx_pc = printf '%s\n' 'prefix=$(1)' 'includedir=$(2)' 'libdir=$(3)' '' 'Name: rmx' \
+  'Description: UCX-native one-sided communication engine' 'Version: $(VERSION)' \
+  'Requires.private: $(PKGS)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lrmx' \
+  'Libs.private: -lpthread -lm'
+caf_pc = printf '%s\n' 'prefix=$(1)' 'includedir=$(2)' 'libdir=$(3)' '' 'Name: caf-rmx' \
+  'Description: gfortran -fcoarray=lib runtime on rmx (libcaf_rmx)' 'Version: $(VERSION)' \
+  'Requires.private: $(PKGS)' 'Libs: -L$${libdir} -lcaf_rmx' \
+  'Libs.private: -lrmx -lpthread -lm'
+
+$(BUILD)/rmx.pc: Makefile api/rmx.h
 	@mkdir -p $(BUILD)
-	@printf 'prefix=%s\nName: rmx\nDescription: UCX-native one-sided communication engine\nVersion: 0.1\nRequires.private: ucx hwloc pmix\nCflags: -I$${prefix}/api\nLibs: -L$${prefix}/$(BUILD) -lrmx\n' "$(CURDIR)" > $@
+	@$(call rmx_pc,$(CURDIR),$(abspath api),$(abspath $(BUILD))) > $@
 
 $(BUILD)/rmx_tests: $(TEST_OBJ) $(BUILD)/librmx.a
 	$(CC) -o $@ $(TEST_OBJ) $(BUILD)/librmx.a $(LDFLAGS) $(LDLIBS_ALL) -lcriterion
@@ -107,15 +137,26 @@ $(BUILD)/libcaf_rmx.a: $(CAF_OBJ)
 	@mkdir -p $(BUILD)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/libcaf_rmx.so: $(CAF_OBJ) $(LIB_OBJ)
-	$(CC) -shared -o $@ $^ $(LDFLAGS) $(LDLIBS_ALL)
+# The engine inside libcaf_rmx.so stays private to it (a program may load librmx.so as well, with
+# its own state): it exports gfortran's entry points and libcaf_rmx's own extension, nothing else.
+$(BUILD)/libcaf_rmx.map: Makefile
+	@mkdir -p $(BUILD)
+	@printf '%s\n' '{' '  global: _gfortran_caf_*; caf_rmx_stats;' '  local: *;' '};' > $@
+
+$(BUILD)/libcaf_rmx.so.$(VERSION): $(CAF_OBJ) $(LIB_OBJ) $(BUILD)/libcaf_rmx.map
+	$(CC) -shared -Wl,-soname,libcaf_rmx.so.$(VERSION_MAJOR) \
+	  -Wl,--version-script=$(BUILD)/libcaf_rmx.map -o $@ $(CAF_OBJ) $(LIB_OBJ) $(LDFLAGS) $(LDLIBS_ALL)
+
+$(BUILD)/libcaf_rmx.so.$(VERSION_MAJOR) $(BUILD)/libcaf_rmx.so: $(BUILD)/libcaf_rmx.so.$(VERSION)
+	ln -sf $(notdir $<) $@
 
 # Through build/rmxcaf, so that every build tests the wrapper.
 $(BUILD)/tests/caf/%: tests/caf/%.f90 tests/caf/check.inc $(BUILD)/libcaf_rmx.a $(BUILD)/librmx.a $(BUILD)/rmxcaf
 	@mkdir -p $(BUILD)/tests/caf/mod
 	$(BUILD)/rmxcaf $(CAF_FFLAGS) -J$(BUILD)/tests/caf/mod -o $@ $<
 
-caf: $(BUILD)/libcaf_rmx.a $(BUILD)/libcaf_rmx.so $(CAF_TOOLS) $(CAF_PROG)
+caf: $(BUILD)/libcaf_rmx.a $(BUILD)/libcaf_rmx.so $(BUILD)/libcaf_rmx.so.$(VERSION_MAJOR) \
+     $(CAF_TOOLS) $(CAF_PROG)
 
 # build/rmxcaf and build/rmxrun (from api/caf/*.in, absolute paths into this build) compile and run
 # coarray programs as OpenCoarrays' caf and cafrun; rmxrun's fork launcher is build/rmx_forkrun.
@@ -196,7 +237,7 @@ tests: $(BUILD)/rmx_tests $(PROG_BIN) caf $(CAF_OCA_PROG) $(BUILD)/rmx_perf $(SH
 # rmx_win_create path).  make asan runs all but the second (ASAN_WAYS).
 CHECK_WAYS ?= default ucp tcp user
 ASAN_WAYS ?= $(filter-out ucp,$(CHECK_WAYS))
-check: tests
+check: tests check-abi check-install
 	@for way in $(CHECK_WAYS); do \
 	  case $$way in \
 	    default) env="" ;; \
@@ -216,6 +257,62 @@ check: tests
 	    exit 1; \
 	  fi; \
 	done
+
+# ---- install, ABI
+# Autotools' layout: PREFIX/include/{rmx.h,rmx_fork.h} (#include <rmx.h>), PREFIX/lib/librmx.{so*,a}
+# and libcaf_rmx.{so*,a}, PREFIX/lib/pkgconfig/{rmx,caf-rmx}.pc, PREFIX/bin/{rmx_perf,rmx_forkrun,
+# rmxcaf,rmxrun}.  DESTDIR stages the whole tree elsewhere (packaging); the files name PREFIX.
+PREFIX       ?= /usr/local
+BINDIR       ?= $(PREFIX)/bin
+LIBDIR       ?= $(PREFIX)/lib
+INCLUDEDIR   ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+INSTALL_HDRS = api/rmx.h api/rmx_fork.h
+INSTALL_BINS = rmx_perf rmx_forkrun
+INSTALL_SO   = $(foreach l,librmx libcaf_rmx,$(l).so.$(VERSION) $(l).so.$(VERSION_MAJOR) $(l).so)
+# Every file make install writes, and so make uninstall removes.
+INSTALLED = $(addprefix $(INCLUDEDIR)/,$(notdir $(INSTALL_HDRS))) \
+            $(addprefix $(LIBDIR)/,$(INSTALL_SO) librmx.a libcaf_rmx.a) \
+            $(addprefix $(PKGCONFIGDIR)/,rmx.pc caf-rmx.pc) \
+            $(addprefix $(BINDIR)/,$(INSTALL_BINS) rmxcaf rmxrun)
+STAGE = $(BUILD)/install
+
+.PHONY: install uninstall check-abi check-install
+install: all
+	@mkdir -p $(STAGE)
+	@$(call rmx_pc,$(PREFIX),$(INCLUDEDIR),$(LIBDIR)) > $(STAGE)/rmx.pc
+	@$(call caf_pc,$(PREFIX),$(INCLUDEDIR),$(LIBDIR)) > $(STAGE)/caf-rmx.pc
+	@# The wrappers of the build tree, naming the installed libraries and launcher instead.
+	sed -e 's|@BUILD@|$(LIBDIR)|g' -e 's|@FC@|$(CAF_FC)|g' \
+	    -e 's|@LIBS@|$(strip $(LDFLAGS) $(LDLIBS_ALL))|g' api/caf/rmxcaf.in > $(STAGE)/rmxcaf
+	sed -e 's|@BUILD@|$(BINDIR)|g' api/caf/rmxrun.in > $(STAGE)/rmxrun
+	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR)
+	install -m 644 $(INSTALL_HDRS) $(DESTDIR)$(INCLUDEDIR)/
+	install -m 755 $(BUILD)/librmx.so.$(VERSION) $(BUILD)/libcaf_rmx.so.$(VERSION) $(DESTDIR)$(LIBDIR)/
+	for l in librmx libcaf_rmx; do \
+	  ln -sf $$l.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$$l.so.$(VERSION_MAJOR) && \
+	  ln -sf $$l.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$$l.so || exit 1; \
+	done
+	install -m 644 $(BUILD)/librmx.a $(BUILD)/libcaf_rmx.a $(DESTDIR)$(LIBDIR)/
+	install -m 644 $(STAGE)/rmx.pc $(STAGE)/caf-rmx.pc $(DESTDIR)$(PKGCONFIGDIR)/
+	install -m 755 $(addprefix $(BUILD)/,$(INSTALL_BINS)) $(STAGE)/rmxcaf $(STAGE)/rmxrun $(DESTDIR)$(BINDIR)/
+
+# The files only; directories stay (they may hold others' files, as under /usr/local).
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+
+# Once per make check, not per way: what librmx.so and libcaf_rmx.so export is what
+# tests/abi/*.symbols and the headers' RMX_API declarations say (tests/abi/check_abi.sh).
+check-abi: $(BUILD)/librmx.so $(BUILD)/libcaf_rmx.so
+	tests/abi/check_abi.sh $(BUILD)/librmx.so tests/abi/librmx.symbols $(INSTALL_HDRS)
+	tests/abi/check_abi.sh $(BUILD)/libcaf_rmx.so tests/abi/libcaf_rmx.symbols
+
+# make install into a temporary prefix, programs built there with pkg-config alone, make
+# uninstall (tests/install_check.sh).  The build's LDFLAGS (a sanitizer's runtime) and CHECK_ENV
+# go along: an instrumented library needs them in any program.
+check-install: all
+	env $(CHECK_ENV) MAKE="$(MAKE)" BUILD=$(BUILD) CC="$(CC)" FC="$(CAF_FC)" \
+	  EXTRA_LDFLAGS="$(LDFLAGS)" tests/install_check.sh
 
 stress: $(BUILD)/tests/prog_stress
 	./$(BUILD)/tests/prog_stress $(or $(STRESS_SECONDS),60) 4

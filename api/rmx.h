@@ -92,9 +92,44 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* ---------------------------------------------------------------- version and export */
+/*
+ * The version of this header.  The Makefile reads these three lines (the one place the version
+ * is written); the shared library's SONAME is librmx.so.RMX_VERSION_MAJOR.  MINOR and PATCH stay
+ * below 100, so RMX_VERSION orders versions as numbers:
+ *   #if RMX_VERSION >= RMX_VERSION_NUM(0, 2, 0)   ... use a call 0.2.0 added ...
+ * rmx_version() returns the same number for the library actually loaded, which may be newer than
+ * the header a program was compiled with (same MAJOR: same ABI).
+ */
+#define RMX_VERSION_MAJOR 0
+#define RMX_VERSION_MINOR 1
+#define RMX_VERSION_PATCH 0
+#define RMX_VERSION_NUM(major, minor, patch) ((major) * 10000 + (minor) * 100 + (patch))
+#define RMX_VERSION RMX_VERSION_NUM(RMX_VERSION_MAJOR, RMX_VERSION_MINOR, RMX_VERSION_PATCH)
+#define RMX_VERSION_STR_(x) #x
+#define RMX_VERSION_XSTR_(x) RMX_VERSION_STR_(x)
+/* "MAJOR.MINOR.PATCH" */
+#define RMX_VERSION_STRING RMX_VERSION_XSTR_(RMX_VERSION_MAJOR) "." \
+    RMX_VERSION_XSTR_(RMX_VERSION_MINOR) "." RMX_VERSION_XSTR_(RMX_VERSION_PATCH)
+
+/* Marks the public API: librmx.so is built with -fvisibility=hidden and exports exactly the
+ * functions declared with RMX_API (tests/abi/librmx.symbols lists them; make check compares). */
+#if defined(__GNUC__) && __GNUC__ >= 4
+#define RMX_API __attribute__((visibility("default")))
+#else
+#define RMX_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The version of the rmx library loaded at run time (compare with RMX_VERSION, the header's a
+ * program was compiled with): rmx_version() as RMX_VERSION_NUM(major, minor, patch), e.g. 100
+ * for 0.1.0; rmx_version_string() as "MAJOR.MINOR.PATCH" (static, never NULL).  Both need no
+ * context and are safe from any thread at any time. */
+RMX_API unsigned rmx_version(void);
+RMX_API const char *rmx_version_string(void);
 
 /* ---------------------------------------------------------------- status codes */
 enum {
@@ -120,7 +155,7 @@ enum {
 };
 
 /* A human-readable sentence for any value returned by rmx (never NULL). */
-const char *rmx_strerror(int err);
+RMX_API const char *rmx_strerror(int err);
 
 /* ---------------------------------------------------------------- configuration */
 typedef struct rmx_ctx rmx_ctx_t;
@@ -253,11 +288,11 @@ typedef struct rmx_config {
 
 /* Fill *cfg with the defaults (AUTO bootstrap, bind, progress, window memory and direct access
  * from the environment, 10 s timeout, coalescing on). */
-void rmx_config_init(rmx_config_t *cfg);
+RMX_API void rmx_config_init(rmx_config_t *cfg);
 
 /* ---------------------------------------------------------------- context */
 /* Create the context (collective over all ranks).  cfg NULL: defaults. */
-int rmx_init(const rmx_config_t *cfg, rmx_ctx_t **ctx);
+RMX_API int rmx_init(const rmx_config_t *cfg, rmx_ctx_t **ctx);
 /* Complete all outstanding operations, free every window still open, release UCX. Collective,
  * as Fortran's normal termination: the rank first tells every other rank it has stopped, then
  * waits until all ranks have called rmx_finalize (its windows stay reachable meanwhile).  A rank
@@ -268,10 +303,10 @@ int rmx_init(const rmx_config_t *cfg, rmx_ctx_t **ctx);
  * peer_timeout_s (RMX_ERR_PEER; RMX_ERR_STOPPED; RMX_ERR_TIMEOUT when a live rank did not
  * reach the end of its own finalize within peer_timeout_s), and the context is released in
  * every case. */
-int rmx_finalize(rmx_ctx_t *ctx);
+RMX_API int rmx_finalize(rmx_ctx_t *ctx);
 /* RMX_OK while `rank` runs, RMX_ERR_STOPPED once it has begun rmx_finalize, RMX_ERR_PEER once it
  * has failed (Fortran IMAGE_STATUS); RMX_ERR_RANK / RMX_ERR_CTX for bad arguments. */
-int rmx_peer_status(rmx_ctx_t *ctx, int rank);
+RMX_API int rmx_peer_status(rmx_ctx_t *ctx, int rank);
 /* This rank fails on purpose (Fortran's FAIL IMAGE): it tells every live rank that it has
  * failed, waits until they have been told, and leaves the bootstrap as a finished process does
  * (so a launcher such as mpirun sees a normal exit, not a crash).  Nothing else is completed or
@@ -282,19 +317,19 @@ int rmx_peer_status(rmx_ctx_t *ctx, int rank);
  * transfer to it issued before a rank has looked (a wait or rmx_peer_status) may still reach its
  * memory.  Survivors' rmx_finalize returns RMX_ERR_PEER as after any failure, once every live
  * rank has begun its own. */
-int rmx_fail(rmx_ctx_t *ctx);
+RMX_API int rmx_fail(rmx_ctx_t *ctx);
 /* Progress: serve what peers sent to this rank (where the agent does not) and advance this rank's
  * own operations; nothing else.  Every blocking call does this too, and so does rmx_sync_memory
  * (with nothing outstanding, once in 1024 calls). */
-int rmx_progress(rmx_ctx_t *ctx);
+RMX_API int rmx_progress(rmx_ctx_t *ctx);
 /* Rank / number of ranks; negative RMX_ERR_CTX for a bad context. */
-int rmx_rank(rmx_ctx_t *ctx);
-int rmx_size(rmx_ctx_t *ctx);
+RMX_API int rmx_rank(rmx_ctx_t *ctx);
+RMX_API int rmx_size(rmx_ctx_t *ctx);
 
 /* Print cores, NUMA nodes, network devices and this process's binding (hwloc).  Like
  * rmx_strerror and rmx_config_init it needs no context and is safe from any thread at any time,
  * also while other threads create or finalize contexts. */
-int rmx_topology_print(FILE *out);
+RMX_API int rmx_topology_print(FILE *out);
 
 /* ---------------------------------------------------------------- windows */
 /* Creation exchanges every rank's address, size and keys in one round over rmx's own endpoints
@@ -303,26 +338,26 @@ int rmx_topology_print(FILE *out);
  * a job of more than 4096 ranks, sends that creation through the bootstrap, on every rank. */
 /* Collective.  Allocates len bytes (NUMA-local, UCP-mapped so shared-memory peers reach it with no
  * target involvement), zero-filled; *base receives the local address.  len may be 0. */
-int rmx_win_allocate(rmx_ctx_t *ctx, size_t len, void **base, rmx_win_t **win);
+RMX_API int rmx_win_allocate(rmx_ctx_t *ctx, size_t len, void **base, rmx_win_t **win);
 /* Collective.  Registers the caller's memory [base, base+len) as a window. */
-int rmx_win_create(rmx_ctx_t *ctx, void *base, size_t len, rmx_win_t **win);
+RMX_API int rmx_win_create(rmx_ctx_t *ctx, void *base, size_t len, rmx_win_t **win);
 /* Collective.  Completes the window's outstanding operations and releases it; *win becomes NULL,
  * except when the free was refused by agreement (an access epoch still open here: RMX_ERR_EPOCH,
  * or on another rank: RMX_ERR_COLLECTIVE), which leaves the window valid on every rank.
  * RMX_ERR_PEER: a rank has failed, so the free was not agreed by all (see Peer failure above: the
  * memory stays reachable until rmx_finalize). */
-int rmx_win_free(rmx_win_t **win);
+RMX_API int rmx_win_free(rmx_win_t **win);
 /* Size in bytes of `rank`'s part of the window. */
-int rmx_win_size(rmx_win_t *win, int rank, size_t *len);
+RMX_API int rmx_win_size(rmx_win_t *win, int rank, size_t *len);
 
 /* ---------------------------------------------------------------- contiguous RMA */
 /* Write len bytes from src to [disp, disp+len) of target's window.  src is reusable on return;
  * completion at the target is deferred to the end of the segment (to the calling rank itself:
  * complete on return, see "Self" above). */
-int rmx_put(rmx_win_t *win, const void *src, size_t len, int target, size_t disp);
+RMX_API int rmx_put(rmx_win_t *win, const void *src, size_t len, int target, size_t disp);
 /* Read len bytes from target's window into dst.  Blocking: dst holds the data on return, and it
  * reflects every put this rank issued earlier in the segment to overlapping bytes. */
-int rmx_get(rmx_win_t *win, void *dst, size_t len, int target, size_t disp);
+RMX_API int rmx_get(rmx_win_t *win, void *dst, size_t len, int target, size_t disp);
 
 /* ---------------------------------------------------------------- subarrays */
 #define RMX_SUB_MAX_RANK 15
@@ -348,10 +383,10 @@ typedef struct rmx_sub {
 /* src/dst point at the local array's first element; disp is the byte offset of the remote array's
  * first element in target's window.  Both sections must hold the same number of elements of the
  * same size; shapes may differ.  Elements are matched in element order. */
-int rmx_put_sub(rmx_win_t *win, const void *src, const rmx_sub_t *local,
-                int target, size_t disp, const rmx_sub_t *remote);
-int rmx_get_sub(rmx_win_t *win, void *dst, const rmx_sub_t *local,
-                int target, size_t disp, const rmx_sub_t *remote);
+RMX_API int rmx_put_sub(rmx_win_t *win, const void *src, const rmx_sub_t *local,
+                        int target, size_t disp, const rmx_sub_t *remote);
+RMX_API int rmx_get_sub(rmx_win_t *win, void *dst, const rmx_sub_t *local,
+                        int target, size_t disp, const rmx_sub_t *remote);
 
 /* ---------------------------------------------------------------- read-modify-write */
 typedef enum {
@@ -389,32 +424,32 @@ typedef enum {
 
 /* count elements of dt at disp of target: result[i] = old target[i]; target[i] updated.
  * Each element is atomic on its own.  result may be NULL (no fetch). */
-int rmx_rmw(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt, void *result,
-            int target, size_t disp, int assert, rmx_rmw_op_t op);
-int rmx_rmw2(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
-             const void *operand2, void *result, int target, size_t disp, int assert,
-             rmx_rmw2_op_t op);
+RMX_API int rmx_rmw(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt, void *result,
+                    int target, size_t disp, int assert, rmx_rmw_op_t op);
+RMX_API int rmx_rmw2(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
+                     const void *operand2, void *result, int target, size_t disp, int assert,
+                     rmx_rmw2_op_t op);
 
 /* ---------------------------------------------------------------- passive-target locks */
 typedef enum { RMX_LOCK_EXCLUSIVE = 1, RMX_LOCK_SHARED = 2 } rmx_lock_t;
 
 /* Begin an access epoch on target (image control: ends the segment).  Remote atomics only. */
-int rmx_win_lock(rmx_win_t *win, rmx_lock_t type, int target, int assert);
+RMX_API int rmx_win_lock(rmx_win_t *win, rmx_lock_t type, int target, int assert);
 /* Complete the epoch's operations at target, then release the lock. */
-int rmx_win_unlock(rmx_win_t *win, int target);
+RMX_API int rmx_win_unlock(rmx_win_t *win, int target);
 
 /* ---------------------------------------------------------------- synchronization */
 /* Complete every outstanding operation of this rank, then barrier with all ranks.  When some
  * rank's operations did not complete, every rank learns it: that rank gets the cause, the others
  * RMX_ERR_COLLECTIVE (the barrier still synchronized). */
-int rmx_sync_all(rmx_ctx_t *ctx);
+RMX_API int rmx_sync_all(rmx_ctx_t *ctx);
 /* Complete this rank's outstanding operations (to every target: segment order is transitive),
  * then wait until each listed image has executed a matching rmx_sync_images naming this rank
  * (Fortran SYNC IMAGES: the k-th call naming Q matches Q's k-th call naming us).  images NULL:
  * all ranks (n ignored). */
-int rmx_sync_images(rmx_ctx_t *ctx, const int *images, int n);
+RMX_API int rmx_sync_images(rmx_ctx_t *ctx, const int *images, int n);
 /* End the segment: every outstanding operation of this rank is complete at its target. */
-int rmx_sync_memory(rmx_ctx_t *ctx);
+RMX_API int rmx_sync_memory(rmx_ctx_t *ctx);
 
 /* ---------------------------------------------------------------- statistics */
 /* What rmx did, counted since init or the last rmx_stats_reset (this rank only). */
@@ -443,8 +478,8 @@ typedef struct rmx_stats {
     int agent_running;                     /* 1 while it runs                            */
 } rmx_stats_t;
 
-int rmx_stats(rmx_ctx_t *ctx, rmx_stats_t *out);
-int rmx_stats_reset(rmx_ctx_t *ctx);
+RMX_API int rmx_stats(rmx_ctx_t *ctx, rmx_stats_t *out);
+RMX_API int rmx_stats_reset(rmx_ctx_t *ctx);
 
 #ifdef __cplusplus
 }

@@ -28,8 +28,8 @@ typedef int (*rmx_fork_main_t)(const rmx_config_t *cfg, void *arg);
  * Returns RMX_OK when every child exited 0, RMX_ERR_PEER when one failed,
  * RMX_ERR_TIMEOUT on timeout, RMX_ERR_ARG / RMX_ERR_NOMEM on bad input or no resources.
  */
-int rmx_fork_run(int nranks, rmx_fork_main_t fn, void *arg, const rmx_config_t *base_cfg,
-                 double timeout_s, int *status);
+RMX_API int rmx_fork_run(int nranks, rmx_fork_main_t fn, void *arg, const rmx_config_t *base_cfg,
+                         double timeout_s, int *status);
 
 /*
  * A launcher for any program: fork nranks children that exec argv (argv[0] searched in PATH) and
@@ -47,8 +47,8 @@ int rmx_fork_run(int nranks, rmx_fork_main_t fn, void *arg, const rmx_config_t *
  * Returns RMX_OK when every child exited 0, RMX_ERR_PEER when one failed, RMX_ERR_TIMEOUT on
  * timeout, RMX_ERR_ARG / RMX_ERR_NOMEM on bad input or no resources.
  */
-int rmx_fork_exec(int nranks, char *const argv[], double timeout_s, int *status,
-                  int *first_failed);
+RMX_API int rmx_fork_exec(int nranks, char *const argv[], double timeout_s, int *status,
+                          int *first_failed);
 
 #ifdef __cplusplus
 }
