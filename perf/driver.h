@@ -137,7 +137,8 @@ static int driver_parse_sizes(const char *list, driver_opts_t *o)
 static int driver_ignored_with_value(const char *a)
 {
     static const char *const names[] = {"--baseline", "--plot", "--mpi", "--mpi-sm", "--shmem",
-                                        "--ranks", "--merge"};
+                                        "--ranks", "--merge", "--output",
+                                        "--format"};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (strcmp(a, names[i]) == 0)
             return 1;
