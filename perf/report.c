@@ -62,11 +62,11 @@ static void format_ratio(char *buf, size_t n, double a, double b)
 
 static void print_header_comments(FILE *f, const perf_run_t *run, const char *lead)
 {
-    fprintf(f, "%srmx_perf: %d ranks, rank 0 -> rank %d, median of %d repetitions, load average %.2f\n",
-           lead, run->ranks, run->target, run->reps, run->load1);
+    fprintf(f, "%srmx_perf: %d ranks, rank 0 -> rank %d, median of %d repetitions, "
+            "load average %.2f\n", lead, run->ranks, run->target, run->reps, run->load1);
     if (run->nfiles > 1)
         fprintf(f, "%smerged: median of %d runs, load average "
-               "%.2f .. %.2f\n", lead, run->nfiles, run->load1, run->load_max);
+                "%.2f .. %.2f\n", lead, run->nfiles, run->load1, run->load_max);
     if (run->transport[0] != '\0')
         fprintf(f, "%sUCX lanes rank 0 -> %d: %s\n", lead, run->target, run->transport);
     for (int x = 0; x < PERF_NEXT; x++)
@@ -76,11 +76,11 @@ static void print_header_comments(FILE *f, const perf_run_t *run, const char *le
         fprintf(f, "%sprogress agent of rank %d: not running\n", lead, run->target);
     else if (run->have_agent)
         fprintf(f, "%sprogress agent of rank %d: serving while the rank was away %.3f ms CPU in "
-               "%.2f s (%.2f%%, %.0f wakeups); with no request %.3f ms CPU in %.2f s (%.3f%%)\n",
-               lead, run->target, run->agent_cpu_s * 1e3, run->idle_s,
-               run->idle_s > 0 ? 100 * run->agent_cpu_s / run->idle_s : 0.0, run->agent_wakeups,
-               run->quiet_cpu_s * 1e3, run->quiet_s,
-               run->quiet_s > 0 ? 100 * run->quiet_cpu_s / run->quiet_s : 0.0);
+                "%.2f s (%.2f%%, %.0f wakeups); with no request %.3f ms CPU in %.2f s (%.3f%%)\n",
+                lead, run->target, run->agent_cpu_s * 1e3, run->idle_s,
+                run->idle_s > 0 ? 100 * run->agent_cpu_s / run->idle_s : 0.0, run->agent_wakeups,
+                run->quiet_cpu_s * 1e3, run->quiet_s,
+                run->quiet_s > 0 ? 100 * run->quiet_cpu_s / run->quiet_s : 0.0);
     if (run->note[0] != '\0')
         fprintf(f, "%s%s\n", lead, run->note);
 }
@@ -119,7 +119,7 @@ void perf_print_table(FILE *f, const perf_run_t *run, const perf_opts_t *o)
         fprintf(f, "\n");
     }
     fprintf(f, "# ratio = rmx value / other value: for us below 1 is rmx faster, "
-           "for MB/s and Mop/s above 1 is rmx faster\n");
+            "for MB/s and Mop/s above 1 is rmx faster\n");
 }
 
 static void csv_value(FILE *f, double v)
@@ -191,7 +191,7 @@ static void json_number(FILE *f, const char *key, double v)
 void perf_print_json(FILE *f, const perf_run_t *run, const perf_opts_t *o)
 {
     fprintf(f, "{\"ranks\": %d, \"target\": %d, \"reps\": %d, \"load1\": %.2f, \"transport\": ",
-           run->ranks, run->target, run->reps, run->load1);
+            run->ranks, run->target, run->reps, run->load1);
     json_string(f, run->transport);
     if (run->note[0] != '\0') {
         fprintf(f, ", \"interrupted\": ");
@@ -206,7 +206,7 @@ void perf_print_json(FILE *f, const perf_run_t *run, const perf_opts_t *o)
     for (int i = 0; i < run->nrows; i++) {
         const perf_row_t *r = &run->rows[i];
         fprintf(f, "%s\n  {\"test\": \"%s\", \"size\": %zu, \"unit\": \"%s\"", i ? "," : "",
-               r->test->name, r->size, perf_unit(r->test->metric));
+                r->test->name, r->size, perf_unit(r->test->metric));
         json_number(f, "rmx", r->rmx);
         if (o->baseline) {
             json_number(f, "ucp", r->ucp);

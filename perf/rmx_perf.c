@@ -599,6 +599,26 @@ static size_t mem_available(void)
     return (size_t)kb * 1024;
 }
 
+/* An explicit size (--sizes) that none of the selected tests with a size sweep would run, so it
+ * would silently print nothing; 0 when there is none (or no selected test sweeps sizes). */
+static size_t unused_size(const perf_state_t *s)
+{
+    for (int k = 0; k < s->o->nsizes; k++) {
+        size_t len = s->o->sizes[k];
+        int sweeping = 0, used = 0;
+        for (int i = 0; i < perf_ntests && !used; i++) {
+            const perf_test_t *t = &perf_tests[i];
+            if (!s->selected[i] || t->min_len == t->max_len)
+                continue;
+            sweeping = 1;
+            used = len >= t->min_len && len <= t->max_len && fits(s, t, len);
+        }
+        if (sweeping && !used)
+            return len;
+    }
+    return 0;
+}
+
 /* What the options ask for can be done: some point to measure, a target among the forked ranks,
  * and memory for every rank of this machine.  PERF_USAGE with a message, or 0. */
 static int check_plan(perf_state_t *s, int launched)
@@ -608,6 +628,14 @@ static int check_plan(perf_state_t *s, int launched)
     if (count_points(s) == 0)
         return perf_usage_error("nothing to measure: no selected test runs at the sizes given "
                                 "(rmx_perf --list; the subarray tests need multiples of 8)");
+    size_t bad = unused_size(s);
+    if (bad != 0) {
+        char sz[32];
+        perf_format_size(sz, sizeof(sz), bad);
+        return perf_usage_error("--sizes: no selected test runs at %s (rmx_perf --list; the "
+                                "rate tests stop at 64 KiB, the subarray tests need multiples "
+                                "of 8)", sz);
+    }
     if (!launched && o->target >= o->ranks)
         return perf_usage_error("--target %d: need a rank below --ranks %d", o->target,
                                 o->ranks);
