@@ -641,10 +641,13 @@ static int check_plan(perf_state_t *s, int launched)
                                 o->ranks);
     size_t ranks = launched ? 1 : (size_t)o->ranks, need = ranks * bytes_per_rank(s);
     size_t avail = mem_available();
-    if (avail > 0 && need > avail)
-        return perf_usage_error("%zu rank(s) x %zu MiB (window and buffer for --max %zu) need "
-                                "more than the %zu MiB available", ranks,
-                                bytes_per_rank(s) >> 20, o->max_size, avail >> 20);
+    if (avail > 0 && need > avail) {
+        char sz[32];
+        perf_format_size(sz, sizeof(sz), o->max_size);
+        return perf_usage_error("%zu rank(s) x %zu MiB (windows and buffers for sizes up to %s) "
+                                "need more than the %zu MiB available (MemAvailable)", ranks,
+                                bytes_per_rank(s) >> 20, sz, avail >> 20);
+    }
     return 0;
 }
 
