@@ -8,7 +8,7 @@
  *   tests.c       the test table: name, metric, size range, the rmx body and the raw-UCP body
  *   bench_rmx.c   bodies on the public API (api/rmx.h) only
  *   bench_ucp.c   the same bodies on raw UCP calls on the same endpoints, rkeys and buffers
- *   report.c      table / CSV / JSON on stdout, merging of the other programs' result files
+ *   report.c      table / CSV / JSON on stdout and --output, merging of other programs' results
  *   plot.c        the hand-written SVG chart (--plot)
  *
  * Completion semantics are the same on both sides of every row (see tests.c): a row compares
