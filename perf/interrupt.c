@@ -90,7 +90,10 @@ int perf_launcher_signals(void)
 
 int perf_launcher_signal(void)
 {
-    return board != NULL ? atomic_load(&board->signo) : 0;
+    if (board == NULL)
+        return 0;
+    alarm(0); /* the ranks are reaped: no SIGKILL to pids that may be reused by now */
+    return atomic_load(&board->signo);
 }
 
 /* ---------------------------------------------------------------- a rank */

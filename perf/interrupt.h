@@ -10,7 +10,7 @@ typedef void (*perf_reporter_t)(int sig, void *arg);
 
 /* The forking launcher, before it forks: forward the two signals to the ranks.  0 or -1. */
 int perf_launcher_signals(void);
-/* The signal the launcher received; 0: none. */
+/* After the ranks are reaped: the signal the launcher received; 0: none. */
 int perf_launcher_signal(void);
 
 /* A rank, before rmx_init: block the two signals in every thread to come and take them in a
