@@ -52,6 +52,49 @@ void rmx_config_init(rmx_config_t *cfg)
 
 __thread pthread_t rmx_self_tid __attribute__((tls_model("initial-exec")));
 __thread int rmx_self_known __attribute__((tls_model("initial-exec")));
+__thread rmx_ctx_t *rmx_mt_held __attribute__((tls_model("initial-exec")));
+
+/* ---- RMX_THREAD_MULTIPLE: the context's lock (internal.h, rmx_ctx_enter) */
+int rmx_ctx_enter_mt(rmx_ctx_t *ctx, rmx_guard_t *g)
+{
+    if (rmx_mt_held == ctx)
+        return RMX_OK; /* a call made inside one of this thread's: the lock is ours already */
+    pthread_mutex_lock(&ctx->mt_lock);
+    rmx_mt_held = ctx;
+    g->locked = ctx;
+    ctx->mt_inside++;
+    /* Checked again under the lock: finalize may have begun or ended while we waited for it. */
+    if (ctx->magic != RMX_CTX_MAGIC || ctx->mt_closing)
+        return RMX_ERR_CTX;
+    if (__builtin_expect(ctx->unreaped, 0))
+        rmx_peers_reap(ctx);
+    return RMX_OK;
+}
+
+void rmx_guard_leave(rmx_guard_t *g)
+{
+    rmx_ctx_t *ctx = g->locked;
+    if (ctx == NULL)
+        return;
+    if (g->collective)
+        ctx->mt_collective = 0;
+    ctx->mt_inside--;
+    rmx_mt_held = NULL;
+    pthread_mutex_unlock(&ctx->mt_lock);
+}
+
+void rmx_ctx_yield(rmx_ctx_t *ctx)
+{
+    if (!ctx->mt || rmx_mt_held != ctx) {
+        sched_yield();
+        return;
+    }
+    rmx_mt_held = NULL;
+    pthread_mutex_unlock(&ctx->mt_lock);
+    sched_yield(); /* a thread blocked on the lock was woken: let it take it */
+    pthread_mutex_lock(&ctx->mt_lock);
+    rmx_mt_held = ctx;
+}
 
 void rmx_peers_reap(rmx_ctx_t *ctx)
 {
@@ -67,7 +110,8 @@ void rmx_peers_reap(rmx_ctx_t *ctx)
 
 int rmx_progress(rmx_ctx_t *ctx)
 {
-    int rc = rmx_ctx_check(ctx);
+    RMX_GUARD(guard);
+    int rc = rmx_ctx_enter(ctx, &guard);
     if (rc != RMX_OK)
         return rc;
     (void)rmx_ucx_progress(&ctx->ucx);
@@ -76,13 +120,15 @@ int rmx_progress(rmx_ctx_t *ctx)
 
 int rmx_rank(rmx_ctx_t *ctx)
 {
-    int rc = rmx_ctx_check(ctx);
+    RMX_GUARD(guard);
+    int rc = rmx_ctx_enter(ctx, &guard);
     return rc != RMX_OK ? rc : ctx->rank;
 }
 
 int rmx_size(rmx_ctx_t *ctx)
 {
-    int rc = rmx_ctx_check(ctx);
+    RMX_GUARD(guard);
+    int rc = rmx_ctx_enter(ctx, &guard);
     return rc != RMX_OK ? rc : ctx->size;
 }
 
@@ -217,6 +263,9 @@ static int resolve_config(rmx_config_t *c)
         return bad_field("progress", "is not an rmx_progress_t (or RMX_PROGRESS is bad)");
     if (resolve_window_memory(&c->window_memory) != RMX_OK)
         return bad_field("window_memory", "is not an rmx_win_memory_t (or RMX_WIN_MEMORY is bad)");
+    if (c->threads != RMX_THREAD_SINGLE && c->threads != RMX_THREAD_MULTIPLE)
+        return bad_field("threads", "is not an rmx_thread_level_t (RMX_THREAD_SINGLE or "
+                                    "RMX_THREAD_MULTIPLE)");
     if (resolve_direct(&c->direct) != RMX_OK)
         return bad_field("direct", "is not an rmx_direct_t (or RMX_DIRECT is not 1 or 0)");
     if (c->bootstrap == RMX_BOOT_OOB) {
@@ -483,6 +532,9 @@ int rmx_init(const rmx_config_t *cfg, rmx_ctx_t **out)
         return RMX_ERR_ARG;
     }
     ctx->owner = pthread_self();
+    ctx->mt = ctx->cfg.threads == RMX_THREAD_MULTIPLE;
+    if (ctx->mt)
+        pthread_mutex_init(&ctx->mt_lock, NULL);
     ctx->direct = ctx->cfg.direct == RMX_DIRECT_ON;
 
     int rc = open_bootstrap(ctx);
@@ -528,9 +580,17 @@ int rmx_init(const rmx_config_t *cfg, rmx_ctx_t **out)
 
 int rmx_finalize(rmx_ctx_t *ctx)
 {
-    int rc = rmx_ctx_check(ctx);
+    RMX_GUARD(guard);
+    int rc = rmx_ctx_enter(ctx, &guard);
     if (rc != RMX_OK)
         return rc;
+    /* RMX_THREAD_MULTIPLE: not under another thread's feet (rmx.h, Threads); once begun, every
+     * new call (also from a thread let in while this one waits below) is RMX_ERR_CTX. */
+    if (ctx->mt && rmx_mt_held == ctx && guard.locked != NULL) {
+        if (ctx->mt_inside > 1)
+            return RMX_ERR_THREAD;
+        ctx->mt_closing = 1;
+    }
     /* Every rank's operations complete, and every rank stops accessing, before memory goes:
      * Fortran's normal termination, where an image's data stay reachable until all images
      * have initiated it.  Not a sync_all: ranks still in one learn that this one stopped. */

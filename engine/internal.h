@@ -132,6 +132,13 @@ struct rmx_ctx {
     rmx_stats_t stats;
     int topo_held;
     rmx_logger_t log;               /* RMX_LOG (log.h): level, rank, time of init */
+    /* RMX_THREAD_MULTIPLE (rmx.h): every entry point holds `mt_lock` (rmx_ctx_enter); waits on
+     * other ranks let it go between polls (rmx_ctx_yield).  All below under the lock. */
+    int mt;                         /* cfg.threads == RMX_THREAD_MULTIPLE */
+    pthread_mutex_t mt_lock;        /* never destroyed: the handle outlives finalize (rmx_bury) */
+    int mt_inside;                  /* threads inside an entry point (waiters that yielded too) */
+    int mt_collective;              /* a collective call is running on some thread */
+    int mt_closing;                 /* rmx_finalize has begun: every new call is RMX_ERR_CTX */
 };
 
 struct rmx_win {
@@ -151,8 +158,22 @@ struct rmx_win {
     int lock_area_slot;             /* that region's number, or -1 */
     uint64_t *lock_word;
     rmx_remote_t *lock_remote;      /* [ctx->size] */
-    uint8_t *lock_held;             /* [ctx->size] 0, RMX_LOCK_EXCLUSIVE or RMX_LOCK_SHARED */
+    uint8_t *lock_held;             /* [ctx->size] 0, RMX_LOCK_EXCLUSIVE or RMX_LOCK_SHARED,
+                                     * with the RMX_HELD_* bits (lock.c) */
+    int mt_closing;                 /* RMX_THREAD_MULTIPLE: rmx_win_free is under way */
 };
+
+/* Bits of rmx_win.lock_held[] beside the lock type (lock.c). */
+#define RMX_HELD_NOCHECK  0x80      /* no word was taken (RMX_MODE_NOCHECK) */
+#define RMX_HELD_PENDING  0x40      /* being acquired: its back-off lets other threads in */
+#define RMX_HELD_IMPLICIT 0x20      /* an rmw's implicit epoch (RMX_MODE_PASSIVE_EPOCH_IMPLICIT) */
+#define RMX_HELD_TYPE(h)  ((h) & 0x3)
+
+/* lock.c: an rmw's implicit exclusive epoch on target, from inside rmx_rmw/rmx_rmw2 (which hold
+ * the context).  At RMX_THREAD_MULTIPLE it first waits out another thread's implicit epoch on
+ * the same target; an explicit one is RMX_ERR_EPOCH, as the nesting rule says. */
+int rmx_win_lock_implicit(rmx_win_t *win, int target);
+int rmx_win_unlock_implicit(rmx_win_t *win, int target);
 
 /* Mark a released handle dead and keep its memory, so later use is detected (context.c). */
 void rmx_bury(void *handle, uint32_t *magic);
@@ -183,23 +204,74 @@ static inline pthread_t rmx_self_thread(void)
  * 2; 0 in 12 since). */
 void rmx_peers_reap(rmx_ctx_t *ctx);
 
-/* Context alive and owned by the calling thread; failed peers' endpoints reaped. */
-static inline int rmx_ctx_check(rmx_ctx_t *ctx)
+/*
+ * Entry: every public call on a context or window begins with
+ *     RMX_GUARD(g);
+ *     int rc = rmx_ctx_enter(ctx, &g);     (or rmx_win_enter(win, &g))
+ * At RMX_THREAD_SINGLE that is the owner check and nothing else (g stays empty; one branch on
+ * ctx->mt is all the fast path pays).  At RMX_THREAD_MULTIPLE it takes the context's lock, and
+ * the guard, a scoped variable (cleanup attribute), lets it go on every return path.  A call
+ * made from inside another on the same thread (rmw's implicit epoch calls rmx_win_lock,
+ * sections call rmx_put_sub) finds the lock its own (rmx_mt_held) and takes nothing.
+ */
+typedef struct rmx_guard {
+    rmx_ctx_t *locked;      /* the context whose lock this guard took, else NULL */
+    int collective;         /* it also marked ctx->mt_collective (rmx_collective_enter) */
+} rmx_guard_t;
+
+/* The context whose lock this thread holds (at most one: entry points do not cross contexts). */
+extern __thread rmx_ctx_t *rmx_mt_held __attribute__((tls_model("initial-exec")));
+
+void rmx_guard_leave(rmx_guard_t *g);
+#define RMX_GUARD(g) rmx_guard_t g __attribute__((cleanup(rmx_guard_leave))) = {NULL, 0}
+
+/* RMX_THREAD_MULTIPLE's half of rmx_ctx_enter (context.c): out of line, off the fast path. */
+int rmx_ctx_enter_mt(rmx_ctx_t *ctx, rmx_guard_t *g);
+
+/* Context alive and this thread let in (owner, or any thread at RMX_THREAD_MULTIPLE, then with
+ * the lock held until g goes out of scope); failed peers' endpoints reaped. */
+static inline int rmx_ctx_enter(rmx_ctx_t *ctx, rmx_guard_t *g)
 {
     if (ctx == NULL || ctx->magic != RMX_CTX_MAGIC)
         return RMX_ERR_CTX;
+    if (__builtin_expect(ctx->mt, 0))
+        return rmx_ctx_enter_mt(ctx, g);
     if (!pthread_equal(ctx->owner, rmx_self_thread()))
         return RMX_ERR_THREAD;
     if (__builtin_expect(ctx->unreaped, 0))
         rmx_peers_reap(ctx);
     return RMX_OK;
 }
-static inline int rmx_win_check(rmx_win_t *win)
+
+static inline int rmx_win_enter(rmx_win_t *win, rmx_guard_t *g)
 {
     if (win == NULL || win->magic != RMX_WIN_MAGIC)
         return RMX_ERR_WIN;
-    return rmx_ctx_check(win->ctx);
+    int rc = rmx_ctx_enter(win->ctx, g);
+    /* Under the lock again: another thread may have freed it, or be freeing it, meanwhile. */
+    if (__builtin_expect(win->ctx->mt, 0) && rc == RMX_OK &&
+        (win->magic != RMX_WIN_MAGIC || win->mt_closing))
+        return RMX_ERR_WIN;
+    return rc;
 }
+
+/* A collective call (rmx.h, Threads): at RMX_THREAD_MULTIPLE only one at a time per rank, another
+ * thread's is RMX_ERR_THREAD; the guard clears the mark.  Call after rmx_ctx_enter. */
+static inline int rmx_collective_enter(rmx_ctx_t *ctx, rmx_guard_t *g)
+{
+    if (!ctx->mt || rmx_mt_held != ctx || g->locked == NULL)
+        return RMX_OK; /* single; or called from inside another call, which holds the mark */
+    if (ctx->mt_collective)
+        return RMX_ERR_THREAD;
+    ctx->mt_collective = 1;
+    g->collective = 1;
+    return RMX_OK;
+}
+
+/* A wait on other ranks, between two polls: at RMX_THREAD_MULTIPLE let the rank's other threads
+ * in (their work may be what the other ranks wait for), else just give the core away.  Whatever
+ * the caller keeps across it must not be what another thread's call may change. */
+void rmx_ctx_yield(rmx_ctx_t *ctx);
 
 /* Target rank, then [disp, disp+len) inside its window. */
 static inline int rmx_check_target(rmx_win_t *win, int target, size_t disp, size_t len)

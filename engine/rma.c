@@ -14,7 +14,8 @@ int rmx_self_move(rmx_win_t *win, void *dst, const void *src, size_t len, size_t
 
 int rmx_put(rmx_win_t *win, const void *src, size_t len, int target, size_t disp)
 {
-    int rc = rmx_win_check(win);
+    RMX_GUARD(guard);
+    int rc = rmx_win_enter(win, &guard);
     if (rc != RMX_OK)
         return rc;
     if (src == NULL && len > 0)
@@ -28,7 +29,8 @@ int rmx_put(rmx_win_t *win, const void *src, size_t len, int target, size_t disp
 
 int rmx_get(rmx_win_t *win, void *dst, size_t len, int target, size_t disp)
 {
-    int rc = rmx_win_check(win);
+    RMX_GUARD(guard);
+    int rc = rmx_win_enter(win, &guard);
     if (rc != RMX_OK)
         return rc;
     if (dst == NULL && len > 0)

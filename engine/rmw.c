@@ -238,15 +238,16 @@ RMW_INLINE int check_access(rmx_win_t *win, int count, rmx_dtype_t dt, int targe
     if (((disp | (win->remote[target].addr + disp)) & (size - 1)) != 0)
         return RMX_ERR_ALIGN;
     /* Nested epochs are not allowed: an implicit one inside an explicit one on this target. */
-    if ((assert & RMX_MODE_PASSIVE_EPOCH_IMPLICIT) && win->lock_held[target])
+    if ((assert & RMX_MODE_PASSIVE_EPOCH_IMPLICIT) && win->lock_held[target] &&
+        !(win->lock_held[target] & RMX_HELD_IMPLICIT)) /* another thread's: waited for */
         return RMX_ERR_EPOCH;
     return RMX_OK;
 }
 
-static int check_rmw(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt, int target,
+static int check_rmw(rmx_guard_t *guard, rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt, int target,
                      size_t disp, int assert, rmx_rmw_op_t op)
 {
-    int rc = rmx_win_check(win);
+    int rc = rmx_win_enter(win, guard);
     if (rc != RMX_OK)
         return rc;
     if ((int)op < 0 || op >= RMX_OP_COUNT)
@@ -258,10 +259,10 @@ static int check_rmw(rmx_win_t *win, const void *operand, int count, rmx_dtype_t
     return check_access(win, count, dt, target, disp, assert);
 }
 
-static int check_rmw2(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
+static int check_rmw2(rmx_guard_t *guard, rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
                       const void *operand2, int target, size_t disp, int assert, rmx_rmw2_op_t op)
 {
-    int rc = rmx_win_check(win);
+    int rc = rmx_win_enter(win, guard);
     if (rc != RMX_OK)
         return rc;
     if ((int)op < 0 || op >= RMX_OP2_COUNT)
@@ -441,14 +442,14 @@ static inline int takes_lock(int assert)
 static int epoch_begin(rmx_win_t *win, int target, int assert)
 {
     if (takes_lock(assert))
-        return rmx_win_lock(win, RMX_LOCK_EXCLUSIVE, target, 0);
+        return rmx_win_lock_implicit(win, target);
     return RMX_OK;
 }
 
 static int epoch_end(rmx_win_t *win, int target, int assert, int rc)
 {
     if (takes_lock(assert)) {
-        int rc2 = rmx_win_unlock(win, target);
+        int rc2 = rmx_win_unlock_implicit(win, target);
         rc = rc != RMX_OK ? rc : rc2;
     }
     return rc;
@@ -504,7 +505,8 @@ RMW_INLINE int rmw_single(rmx_win_t *win, const void *operand, rmx_dtype_t dt, v
 int rmx_rmw(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt, void *result,
             int target, size_t disp, int assert, rmx_rmw_op_t op)
 {
-    int rc = check_rmw(win, operand, count, dt, target, disp, assert, op);
+    RMX_GUARD(guard);
+    int rc = check_rmw(&guard, win, operand, count, dt, target, disp, assert, op);
     if (rc != RMX_OK || count == 0)
         return rc;
     if (count == 1 && !takes_lock(assert) &&
@@ -536,7 +538,9 @@ int rmx_rmw2(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
              const void *operand2, void *result, int target, size_t disp, int assert,
              rmx_rmw2_op_t op)
 {
-    int rc = check_rmw2(win, operand, count, dt, operand2, target, disp, assert, op);
+    RMX_GUARD(guard);
+    int rc =
+        check_rmw2(&guard, win, operand, count, dt, operand2, target, disp, assert, op);
     if (rc != RMX_OK || count == 0)
         return rc;
     if ((rc = epoch_begin(win, target, assert)) != RMX_OK)

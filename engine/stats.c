@@ -4,7 +4,8 @@
 
 int rmx_stats(rmx_ctx_t *ctx, rmx_stats_t *out)
 {
-    int rc = rmx_ctx_check(ctx);
+    RMX_GUARD(guard);
+    int rc = rmx_ctx_enter(ctx, &guard);
     if (rc != RMX_OK)
         return rc;
     if (out == NULL)
@@ -19,7 +20,8 @@ int rmx_stats(rmx_ctx_t *ctx, rmx_stats_t *out)
 
 int rmx_stats_reset(rmx_ctx_t *ctx)
 {
-    int rc = rmx_ctx_check(ctx);
+    RMX_GUARD(guard);
+    int rc = rmx_ctx_enter(ctx, &guard);
     if (rc != RMX_OK)
         return rc;
     memset(&ctx->stats, 0, sizeof(ctx->stats));

@@ -92,7 +92,7 @@ static int wait_word_masked(rmx_ctx_t *ctx, volatile uint64_t *word, uint64_t va
              * the stop is visible, a notification it sent is too. */
             if (rc != RMX_OK && (__atomic_load_n(word, __ATOMIC_ACQUIRE) & mask) < value)
                 return rc;
-            sched_yield();
+            rmx_ctx_yield(ctx); /* other threads' work may be what the peer waits for */
         }
     }
     return RMX_OK;
@@ -262,7 +262,7 @@ static void wait_live_ranks_stopped(rmx_ctx_t *ctx)
             if (rmx_ucx_progress(&ctx->ucx) != 0)
                 continue;
             if ((++idle & 255) == 0)
-                sched_yield();
+                rmx_ctx_yield(ctx);
         }
     }
 }
@@ -285,7 +285,8 @@ int rmx_terminate(rmx_ctx_t *ctx)
 
 int rmx_fail(rmx_ctx_t *ctx)
 {
-    int rc = rmx_ctx_check(ctx);
+    RMX_GUARD(guard);
+    int rc = rmx_ctx_enter(ctx, &guard);
     if (rc != RMX_OK)
         return rc;
     /* Announced as a stop is, with 1 + the barriers completed (failed_after): a barrier this rank
@@ -318,7 +319,7 @@ int rmx_close_barrier(rmx_ctx_t *ctx)
             if ((++idle & 255) == 0) {
                 if (rmx_now_s() > deadline)
                     return RMX_ERR_TIMEOUT;
-                sched_yield();
+                rmx_ctx_yield(ctx);
             }
         }
     }
@@ -327,7 +328,8 @@ int rmx_close_barrier(rmx_ctx_t *ctx)
 
 int rmx_peer_status(rmx_ctx_t *ctx, int rank)
 {
-    int rc = rmx_ctx_check(ctx);
+    RMX_GUARD(guard);
+    int rc = rmx_ctx_enter(ctx, &guard);
     if (rc != RMX_OK)
         return rc;
     if (rank < 0 || rank >= ctx->size)
@@ -337,7 +339,8 @@ int rmx_peer_status(rmx_ctx_t *ctx, int rank)
 
 int rmx_sync_memory(rmx_ctx_t *ctx)
 {
-    int rc = rmx_ctx_check(ctx);
+    RMX_GUARD(guard);
+    int rc = rmx_ctx_enter(ctx, &guard);
     if (rc != RMX_OK)
         return rc;
     /* Also with nothing outstanding (every put direct, or none): `while (flag != v)
@@ -356,7 +359,10 @@ int rmx_sync_memory(rmx_ctx_t *ctx)
 
 int rmx_sync_all(rmx_ctx_t *ctx)
 {
-    int rc = rmx_ctx_check(ctx);
+    RMX_GUARD(guard);
+    int rc = rmx_ctx_enter(ctx, &guard);
+    if (rc == RMX_OK)
+        rc = rmx_collective_enter(ctx, &guard);
     if (rc != RMX_OK)
         return rc;
     /* Agreed: when one rank's operations did not complete, every rank learns it. */
@@ -390,7 +396,8 @@ static int check_image_list(rmx_ctx_t *ctx, const int *images, int n)
 
 int rmx_sync_images(rmx_ctx_t *ctx, const int *images, int n)
 {
-    int rc = rmx_ctx_check(ctx);
+    RMX_GUARD(guard);
+    int rc = rmx_ctx_enter(ctx, &guard);
     if (rc != RMX_OK)
         return rc;
     int all = images == NULL;
@@ -412,8 +419,14 @@ int rmx_sync_images(rmx_ctx_t *ctx, const int *images, int n)
         rc = RMX_OK;
     }
     int *told = calloc((size_t)(n > 0 ? n : 1), sizeof(*told));
-    if (told == NULL)
+    /* The count each wait needs, taken now: at RMX_THREAD_MULTIPLE another thread's sync_images
+     * may send the next notification while this one waits (it lets others in). */
+    uint64_t *want = calloc((size_t)(n > 0 ? n : 1), sizeof(*want));
+    if (told == NULL || want == NULL) {
+        free(told);
+        free(want);
         return RMX_ERR_NOMEM;
+    }
     int ntold = 0;
     for (int i = 0; i < n && rc == RMX_OK; i++) {
         int peer = all ? i : images[i];
@@ -431,6 +444,7 @@ int rmx_sync_images(rmx_ctx_t *ctx, const int *images, int n)
             rc = RMX_OK;
             continue;
         }
+        want[ntold] = ctx->images_sent[peer];
         told[ntold++] = peer;
     }
     int rc2 = notify_complete(ctx, told, ntold, 1); /* all partners in one round trip */
@@ -440,8 +454,7 @@ int rmx_sync_images(rmx_ctx_t *ctx, const int *images, int n)
     int stopped = RMX_OK;
     for (int i = 0; i < ntold && (rc == RMX_OK || rc == RMX_ERR_PEER); i++) {
         int peer = told[i];
-        int rc3 = rmx_wait_word_geq_from(ctx, &ctx->ctrl->images[peer], ctx->images_sent[peer],
-                                         peer);
+        int rc3 = rmx_wait_word_geq_from(ctx, &ctx->ctrl->images[peer], want[i], peer);
         if (rc3 == RMX_ERR_PEER)
             gone = RMX_ERR_PEER;
         else if (rc3 == RMX_ERR_STOPPED)
@@ -450,6 +463,7 @@ int rmx_sync_images(rmx_ctx_t *ctx, const int *images, int n)
             rc = rc3;
     }
     free(told);
+    free(want);
     if (rc == RMX_ERR_PEER)
         gone = RMX_ERR_PEER, rc = RMX_OK;
     return rc != RMX_OK ? rc : gone != RMX_OK ? gone : stopped;
