@@ -55,13 +55,16 @@ __thread int rmx_self_known __attribute__((tls_model("initial-exec")));
 __thread rmx_ctx_t *rmx_mt_held __attribute__((tls_model("initial-exec")));
 
 /* ---- RMX_THREAD_MULTIPLE: the context's lock (internal.h, rmx_ctx_enter) */
-int rmx_ctx_enter_mt(rmx_ctx_t *ctx, rmx_guard_t *g)
+__thread int rmx_mt_collective_mine __attribute__((tls_model("initial-exec")));
+
+int rmx_ctx_enter_mt(rmx_ctx_t *ctx, rmx_ctx_t **locked)
 {
+    *locked = NULL;
     if (rmx_mt_held == ctx)
         return RMX_OK; /* a call made inside one of this thread's: the lock is ours already */
     pthread_mutex_lock(&ctx->mt_lock);
     rmx_mt_held = ctx;
-    g->locked = ctx;
+    *locked = ctx;
     ctx->mt_inside++;
     /* Checked again under the lock: finalize may have begun or ended while we waited for it. */
     if (ctx->magic != RMX_CTX_MAGIC || ctx->mt_closing)
@@ -71,13 +74,12 @@ int rmx_ctx_enter_mt(rmx_ctx_t *ctx, rmx_guard_t *g)
     return RMX_OK;
 }
 
-void rmx_guard_leave(rmx_guard_t *g)
+void rmx_guard_unlock(rmx_ctx_t *ctx)
 {
-    rmx_ctx_t *ctx = g->locked;
-    if (ctx == NULL)
-        return;
-    if (g->collective)
+    if (rmx_mt_collective_mine) {
         ctx->mt_collective = 0;
+        rmx_mt_collective_mine = 0;
+    }
     ctx->mt_inside--;
     rmx_mt_held = NULL;
     pthread_mutex_unlock(&ctx->mt_lock);
@@ -586,7 +588,7 @@ int rmx_finalize(rmx_ctx_t *ctx)
         return rc;
     /* RMX_THREAD_MULTIPLE: not under another thread's feet (rmx.h, Threads); once begun, every
      * new call (also from a thread let in while this one waits below) is RMX_ERR_CTX. */
-    if (ctx->mt && rmx_mt_held == ctx && guard.locked != NULL) {
+    if (guard != NULL) { /* RMX_THREAD_MULTIPLE, and this call took the lock */
         if (ctx->mt_inside > 1)
             return RMX_ERR_THREAD;
         ctx->mt_closing = 1;

@@ -214,19 +214,28 @@ void rmx_peers_reap(rmx_ctx_t *ctx);
  * made from inside another on the same thread (rmw's implicit epoch calls rmx_win_lock,
  * sections call rmx_put_sub) finds the lock its own (rmx_mt_held) and takes nothing.
  */
-typedef struct rmx_guard {
-    rmx_ctx_t *locked;      /* the context whose lock this guard took, else NULL */
-    int collective;         /* it also marked ctx->mt_collective (rmx_collective_enter) */
-} rmx_guard_t;
+/* The context whose lock this scope took, else NULL (the only state a guard has: kept in a
+ * register, and at RMX_THREAD_SINGLE the compiler sees it stay NULL, so the scope's end costs
+ * nothing). */
+typedef rmx_ctx_t *rmx_guard_t;
 
-/* The context whose lock this thread holds (at most one: entry points do not cross contexts). */
+/* The context whose lock this thread holds (at most one: entry points do not cross contexts),
+ * and whether this thread's call holding it is a collective (rmx_collective_enter). */
 extern __thread rmx_ctx_t *rmx_mt_held __attribute__((tls_model("initial-exec")));
+extern __thread int rmx_mt_collective_mine __attribute__((tls_model("initial-exec")));
 
-void rmx_guard_leave(rmx_guard_t *g);
-#define RMX_GUARD(g) rmx_guard_t g __attribute__((cleanup(rmx_guard_leave))) = {NULL, 0}
+/* The guard's end (context.c); never reached at RMX_THREAD_SINGLE. */
+void rmx_guard_unlock(rmx_ctx_t *ctx);
+static inline void rmx_guard_leave(rmx_guard_t *g)
+{
+    if (__builtin_expect(*g != NULL, 0))
+        rmx_guard_unlock(*g);
+}
+#define RMX_GUARD(g) rmx_guard_t g __attribute__((cleanup(rmx_guard_leave))) = NULL
 
-/* RMX_THREAD_MULTIPLE's half of rmx_ctx_enter (context.c): out of line, off the fast path. */
-int rmx_ctx_enter_mt(rmx_ctx_t *ctx, rmx_guard_t *g);
+/* RMX_THREAD_MULTIPLE's half of rmx_ctx_enter (context.c): out of line, off the fast path.
+ * *locked: ctx when it took the lock, else NULL. */
+int rmx_ctx_enter_mt(rmx_ctx_t *ctx, rmx_ctx_t **locked);
 
 /* Context alive and this thread let in (owner, or any thread at RMX_THREAD_MULTIPLE, then with
  * the lock held until g goes out of scope); failed peers' endpoints reaped. */
@@ -234,8 +243,12 @@ static inline int rmx_ctx_enter(rmx_ctx_t *ctx, rmx_guard_t *g)
 {
     if (ctx == NULL || ctx->magic != RMX_CTX_MAGIC)
         return RMX_ERR_CTX;
-    if (__builtin_expect(ctx->mt, 0))
-        return rmx_ctx_enter_mt(ctx, g);
+    if (__builtin_expect(ctx->mt, 0)) {
+        rmx_ctx_t *locked; /* not g itself: its address stays out of the out-of-line call */
+        int rc = rmx_ctx_enter_mt(ctx, &locked);
+        *g = locked;
+        return rc;
+    }
     if (!pthread_equal(ctx->owner, rmx_self_thread()))
         return RMX_ERR_THREAD;
     if (__builtin_expect(ctx->unreaped, 0))
@@ -247,24 +260,26 @@ static inline int rmx_win_enter(rmx_win_t *win, rmx_guard_t *g)
 {
     if (win == NULL || win->magic != RMX_WIN_MAGIC)
         return RMX_ERR_WIN;
-    int rc = rmx_ctx_enter(win->ctx, g);
+    rmx_ctx_t *ctx = win->ctx;
+    int rc = rmx_ctx_enter(ctx, g);
     /* Under the lock again: another thread may have freed it, or be freeing it, meanwhile. */
-    if (__builtin_expect(win->ctx->mt, 0) && rc == RMX_OK &&
+    if (rc == RMX_OK && __builtin_expect(ctx->mt, 0) &&
         (win->magic != RMX_WIN_MAGIC || win->mt_closing))
         return RMX_ERR_WIN;
     return rc;
 }
 
 /* A collective call (rmx.h, Threads): at RMX_THREAD_MULTIPLE only one at a time per rank, another
- * thread's is RMX_ERR_THREAD; the guard clears the mark.  Call after rmx_ctx_enter. */
+ * thread's is RMX_ERR_THREAD; the guard that took the lock clears the mark.  Call after
+ * rmx_ctx_enter. */
 static inline int rmx_collective_enter(rmx_ctx_t *ctx, rmx_guard_t *g)
 {
-    if (!ctx->mt || rmx_mt_held != ctx || g->locked == NULL)
+    if (!ctx->mt || *g == NULL)
         return RMX_OK; /* single; or called from inside another call, which holds the mark */
     if (ctx->mt_collective)
         return RMX_ERR_THREAD;
     ctx->mt_collective = 1;
-    g->collective = 1;
+    rmx_mt_collective_mine = 1;
     return RMX_OK;
 }
 
