@@ -244,8 +244,8 @@ RMW_INLINE int check_access(rmx_win_t *win, int count, rmx_dtype_t dt, int targe
     return RMX_OK;
 }
 
-static int check_rmw(rmx_guard_t *guard, rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt, int target,
-                     size_t disp, int assert, rmx_rmw_op_t op)
+static int check_rmw(rmx_guard_t *guard, rmx_win_t *win, const void *operand, int count,
+                     rmx_dtype_t dt, int target, size_t disp, int assert, rmx_rmw_op_t op)
 {
     int rc = rmx_win_enter(win, guard);
     if (rc != RMX_OK)
@@ -259,8 +259,9 @@ static int check_rmw(rmx_guard_t *guard, rmx_win_t *win, const void *operand, in
     return check_access(win, count, dt, target, disp, assert);
 }
 
-static int check_rmw2(rmx_guard_t *guard, rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
-                      const void *operand2, int target, size_t disp, int assert, rmx_rmw2_op_t op)
+static int check_rmw2(rmx_guard_t *guard, rmx_win_t *win, const void *operand, int count,
+                      rmx_dtype_t dt, const void *operand2, int target, size_t disp, int assert,
+                      rmx_rmw2_op_t op)
 {
     int rc = rmx_win_enter(win, guard);
     if (rc != RMX_OK)
