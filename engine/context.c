@@ -54,27 +54,19 @@ __thread pthread_t rmx_self_tid __attribute__((tls_model("initial-exec")));
 __thread int rmx_self_known __attribute__((tls_model("initial-exec")));
 __thread rmx_ctx_t *rmx_mt_held __attribute__((tls_model("initial-exec")));
 
-/* ---- RMX_THREAD_MULTIPLE: the context's lock (internal.h, rmx_ctx_enter) */
+/* ---- RMX_THREAD_MULTIPLE: the context's lock (internal.h, RMX_MT_RETRY) */
 __thread int rmx_mt_collective_mine __attribute__((tls_model("initial-exec")));
 
-int rmx_ctx_enter_mt(rmx_ctx_t *ctx, rmx_ctx_t **locked)
+int rmx_mt_lock(rmx_ctx_t *ctx)
 {
-    *locked = NULL;
-    if (rmx_mt_held == ctx)
-        return RMX_OK; /* a call made inside one of this thread's: the lock is ours already */
     pthread_mutex_lock(&ctx->mt_lock);
     rmx_mt_held = ctx;
-    *locked = ctx;
     ctx->mt_inside++;
     /* Checked again under the lock: finalize may have begun or ended while we waited for it. */
-    if (ctx->magic != RMX_CTX_MAGIC || ctx->mt_closing)
-        return RMX_ERR_CTX;
-    if (__builtin_expect(ctx->unreaped, 0))
-        rmx_peers_reap(ctx);
-    return RMX_OK;
+    return ctx->magic == RMX_CTX_MAGIC && !ctx->mt_closing ? RMX_OK : RMX_ERR_CTX;
 }
 
-void rmx_guard_unlock(rmx_ctx_t *ctx)
+int rmx_mt_unlock_ret(rmx_ctx_t *ctx, int rc)
 {
     if (rmx_mt_collective_mine) {
         ctx->mt_collective = 0;
@@ -83,6 +75,7 @@ void rmx_guard_unlock(rmx_ctx_t *ctx)
     ctx->mt_inside--;
     rmx_mt_held = NULL;
     pthread_mutex_unlock(&ctx->mt_lock);
+    return rc;
 }
 
 void rmx_ctx_yield(rmx_ctx_t *ctx)
@@ -112,26 +105,23 @@ void rmx_peers_reap(rmx_ctx_t *ctx)
 
 int rmx_progress(rmx_ctx_t *ctx)
 {
-    RMX_GUARD(guard);
-    int rc = rmx_ctx_enter(ctx, &guard);
+    int rc = rmx_ctx_check(ctx);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, ctx, rmx_progress(ctx));
     (void)rmx_ucx_progress(&ctx->ucx);
     return RMX_OK;
 }
 
 int rmx_rank(rmx_ctx_t *ctx)
 {
-    RMX_GUARD(guard);
-    int rc = rmx_ctx_enter(ctx, &guard);
-    return rc != RMX_OK ? rc : ctx->rank;
+    int rc = rmx_ctx_check(ctx);
+    return rc != RMX_OK ? RMX_MT_RETRY(rc, ctx, rmx_rank(ctx)) : ctx->rank;
 }
 
 int rmx_size(rmx_ctx_t *ctx)
 {
-    RMX_GUARD(guard);
-    int rc = rmx_ctx_enter(ctx, &guard);
-    return rc != RMX_OK ? rc : ctx->size;
+    int rc = rmx_ctx_check(ctx);
+    return rc != RMX_OK ? RMX_MT_RETRY(rc, ctx, rmx_size(ctx)) : ctx->size;
 }
 
 /* Called from inside ucp_worker_progress: only record the failure; the endpoint is closed at the
@@ -582,13 +572,12 @@ int rmx_init(const rmx_config_t *cfg, rmx_ctx_t **out)
 
 int rmx_finalize(rmx_ctx_t *ctx)
 {
-    RMX_GUARD(guard);
-    int rc = rmx_ctx_enter(ctx, &guard);
+    int rc = rmx_ctx_check(ctx);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, ctx, rmx_finalize(ctx));
     /* RMX_THREAD_MULTIPLE: not under another thread's feet (rmx.h, Threads); once begun, every
      * new call (also from a thread let in while this one waits below) is RMX_ERR_CTX. */
-    if (guard != NULL) { /* RMX_THREAD_MULTIPLE, and this call took the lock */
+    if (ctx->mt) { /* this thread holds the lock */
         if (ctx->mt_inside > 1)
             return RMX_ERR_THREAD;
         ctx->mt_closing = 1;

@@ -132,7 +132,7 @@ struct rmx_ctx {
     rmx_stats_t stats;
     int topo_held;
     rmx_logger_t log;               /* RMX_LOG (log.h): level, rank, time of init */
-    /* RMX_THREAD_MULTIPLE (rmx.h): every entry point holds `mt_lock` (rmx_ctx_enter); waits on
+    /* RMX_THREAD_MULTIPLE (rmx.h): every entry point holds `mt_lock` (RMX_MT_RETRY); waits on
      * other ranks let it go between polls (rmx_ctx_yield).  All below under the lock. */
     int mt;                         /* cfg.threads == RMX_THREAD_MULTIPLE */
     pthread_mutex_t mt_lock;        /* never destroyed: the handle outlives finalize (rmx_bury) */
@@ -205,77 +205,72 @@ static inline pthread_t rmx_self_thread(void)
 void rmx_peers_reap(rmx_ctx_t *ctx);
 
 /*
- * Entry: every public call on a context or window begins with
- *     RMX_GUARD(g);
- *     int rc = rmx_ctx_enter(ctx, &g);     (or rmx_win_enter(win, &g))
- * At RMX_THREAD_SINGLE that is the owner check and nothing else (g stays empty; one branch on
- * ctx->mt is all the fast path pays).  At RMX_THREAD_MULTIPLE it takes the context's lock, and
- * the guard, a scoped variable (cleanup attribute), lets it go on every return path.  A call
- * made from inside another on the same thread (rmw's implicit epoch calls rmx_win_lock,
- * sections call rmx_put_sub) finds the lock its own (rmx_mt_held) and takes nothing.
+ * Entry: every public call on a context or window begins with its check, and hands any failure
+ * to RMX_MT_RETRY with a call of itself:
+ *     int rc = rmx_ctx_check(ctx);                 (or rmx_win_check(win))
+ *     if (rc != RMX_OK)
+ *         return RMX_MT_RETRY(rc, ctx, rmx_xxx(ctx, ...));
+ * At RMX_THREAD_SINGLE the check is the owner check and RMX_MT_RETRY returns rc: one more branch,
+ * on ctx->mt, is all the fast path pays (no state crosses the body, so its returns cost
+ * nothing).  At RMX_THREAD_MULTIPLE a thread that does not hold the context's lock gets
+ * RMX_MT_LOCK from the check, and RMX_MT_RETRY takes the lock, makes the call again (which now
+ * passes its check: this thread holds it), and lets the lock go.  One body per call, and calls
+ * made from inside others on the same thread (rmw's implicit epoch calls rmx_win_lock, sections
+ * call rmx_put_sub) pass through, as the lock is theirs already.
  */
-/* The context whose lock this scope took, else NULL (the only state a guard has: kept in a
- * register, and at RMX_THREAD_SINGLE the compiler sees it stay NULL, so the scope's end costs
- * nothing). */
-typedef rmx_ctx_t *rmx_guard_t;
+#define RMX_MT_LOCK 1   /* internal: "take the lock and call again"; never returned to a caller */
 
 /* The context whose lock this thread holds (at most one: entry points do not cross contexts),
  * and whether this thread's call holding it is a collective (rmx_collective_enter). */
 extern __thread rmx_ctx_t *rmx_mt_held __attribute__((tls_model("initial-exec")));
 extern __thread int rmx_mt_collective_mine __attribute__((tls_model("initial-exec")));
 
-/* The guard's end (context.c); never reached at RMX_THREAD_SINGLE. */
-void rmx_guard_unlock(rmx_ctx_t *ctx);
-static inline void rmx_guard_leave(rmx_guard_t *g)
-{
-    if (__builtin_expect(*g != NULL, 0))
-        rmx_guard_unlock(*g);
-}
-#define RMX_GUARD(g) rmx_guard_t g __attribute__((cleanup(rmx_guard_leave))) = NULL
+/* Take ctx's lock (RMX_OK, or RMX_ERR_CTX when the context was finalized or is being finalized
+ * meanwhile: the lock is held either way), and let it go returning rc (context.c). */
+int rmx_mt_lock(rmx_ctx_t *ctx);
+int rmx_mt_unlock_ret(rmx_ctx_t *ctx, int rc);
+#define RMX_MT_RETRY(rc, ctx, call)                                                             \
+    (__builtin_expect((rc) != RMX_MT_LOCK, 1)                                                   \
+         ? (rc)                                                                                 \
+         : rmx_mt_unlock_ret((ctx), rmx_mt_lock(ctx) == RMX_OK ? (call) : RMX_ERR_CTX))
 
-/* RMX_THREAD_MULTIPLE's half of rmx_ctx_enter (context.c): out of line, off the fast path.
- * *locked: ctx when it took the lock, else NULL. */
-int rmx_ctx_enter_mt(rmx_ctx_t *ctx, rmx_ctx_t **locked);
-
-/* Context alive and this thread let in (owner, or any thread at RMX_THREAD_MULTIPLE, then with
- * the lock held until g goes out of scope); failed peers' endpoints reaped. */
-static inline int rmx_ctx_enter(rmx_ctx_t *ctx, rmx_guard_t *g)
+/* Context alive and this thread let in (the owner; at RMX_THREAD_MULTIPLE the holder of the lock,
+ * else RMX_MT_LOCK); failed peers' endpoints reaped. */
+static inline int rmx_ctx_check(rmx_ctx_t *ctx)
 {
     if (ctx == NULL || ctx->magic != RMX_CTX_MAGIC)
         return RMX_ERR_CTX;
     if (__builtin_expect(ctx->mt, 0)) {
-        rmx_ctx_t *locked; /* not g itself: its address stays out of the out-of-line call */
-        int rc = rmx_ctx_enter_mt(ctx, &locked);
-        *g = locked;
-        return rc;
-    }
-    if (!pthread_equal(ctx->owner, rmx_self_thread()))
+        if (rmx_mt_held != ctx)
+            return RMX_MT_LOCK;
+        if (ctx->mt_closing)
+            return RMX_ERR_CTX; /* let in while rmx_finalize waits */
+    } else if (!pthread_equal(ctx->owner, rmx_self_thread())) {
         return RMX_ERR_THREAD;
+    }
     if (__builtin_expect(ctx->unreaped, 0))
         rmx_peers_reap(ctx);
     return RMX_OK;
 }
 
-static inline int rmx_win_enter(rmx_win_t *win, rmx_guard_t *g)
+static inline int rmx_win_check(rmx_win_t *win)
 {
     if (win == NULL || win->magic != RMX_WIN_MAGIC)
         return RMX_ERR_WIN;
-    rmx_ctx_t *ctx = win->ctx;
-    int rc = rmx_ctx_enter(ctx, g);
-    /* Under the lock again: another thread may have freed it, or be freeing it, meanwhile. */
-    if (rc == RMX_OK && __builtin_expect(ctx->mt, 0) &&
-        (win->magic != RMX_WIN_MAGIC || win->mt_closing))
+    int rc = rmx_ctx_check(win->ctx);
+    /* RMX_THREAD_MULTIPLE: another thread may be freeing it (its barrier lets others in) */
+    if (rc == RMX_OK && __builtin_expect(win->ctx->mt, 0) && win->mt_closing)
         return RMX_ERR_WIN;
     return rc;
 }
 
-/* A collective call (rmx.h, Threads): at RMX_THREAD_MULTIPLE only one at a time per rank, another
- * thread's is RMX_ERR_THREAD; the guard that took the lock clears the mark.  Call after
- * rmx_ctx_enter. */
-static inline int rmx_collective_enter(rmx_ctx_t *ctx, rmx_guard_t *g)
+/* A collective call (rmx.h, Threads): at RMX_THREAD_MULTIPLE one at a time per rank, another
+ * thread's is RMX_ERR_THREAD; the mark goes when the lock does (rmx_mt_unlock_ret).  Call once
+ * the check passed. */
+static inline int rmx_collective_enter(rmx_ctx_t *ctx)
 {
-    if (!ctx->mt || *g == NULL)
-        return RMX_OK; /* single; or called from inside another call, which holds the mark */
+    if (!ctx->mt)
+        return RMX_OK;
     if (ctx->mt_collective)
         return RMX_ERR_THREAD;
     ctx->mt_collective = 1;

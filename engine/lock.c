@@ -267,10 +267,9 @@ static int lock_epoch(rmx_win_t *win, rmx_lock_t type, int target, int assert, i
 
 int rmx_win_lock(rmx_win_t *win, rmx_lock_t type, int target, int assert)
 {
-    RMX_GUARD(guard);
-    int rc = rmx_win_enter(win, &guard);
+    int rc = rmx_win_check(win);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, win->ctx, rmx_win_lock(win, type, target, assert));
     if (type != RMX_LOCK_EXCLUSIVE && type != RMX_LOCK_SHARED)
         return RMX_ERR_ARG;
     if (assert & ~RMX_MODE_NOCHECK)
@@ -315,10 +314,9 @@ static int unlock_epoch(rmx_win_t *win, int target)
 
 int rmx_win_unlock(rmx_win_t *win, int target)
 {
-    RMX_GUARD(guard);
-    int rc = rmx_win_enter(win, &guard);
+    int rc = rmx_win_check(win);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, win->ctx, rmx_win_unlock(win, target));
     if (target < 0 || target >= win->ctx->size)
         return RMX_ERR_RANK;
     uint8_t held = win->lock_held[target];

@@ -244,10 +244,10 @@ RMW_INLINE int check_access(rmx_win_t *win, int count, rmx_dtype_t dt, int targe
     return RMX_OK;
 }
 
-static int check_rmw(rmx_guard_t *guard, rmx_win_t *win, const void *operand, int count,
-                     rmx_dtype_t dt, int target, size_t disp, int assert, rmx_rmw_op_t op)
+static int check_rmw(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt, int target,
+                     size_t disp, int assert, rmx_rmw_op_t op)
 {
-    int rc = rmx_win_enter(win, guard);
+    int rc = rmx_win_check(win);
     if (rc != RMX_OK)
         return rc;
     if ((int)op < 0 || op >= RMX_OP_COUNT)
@@ -259,11 +259,10 @@ static int check_rmw(rmx_guard_t *guard, rmx_win_t *win, const void *operand, in
     return check_access(win, count, dt, target, disp, assert);
 }
 
-static int check_rmw2(rmx_guard_t *guard, rmx_win_t *win, const void *operand, int count,
-                      rmx_dtype_t dt, const void *operand2, int target, size_t disp, int assert,
-                      rmx_rmw2_op_t op)
+static int check_rmw2(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
+                      const void *operand2, int target, size_t disp, int assert, rmx_rmw2_op_t op)
 {
-    int rc = rmx_win_enter(win, guard);
+    int rc = rmx_win_check(win);
     if (rc != RMX_OK)
         return rc;
     if ((int)op < 0 || op >= RMX_OP2_COUNT)
@@ -506,10 +505,10 @@ RMW_INLINE int rmw_single(rmx_win_t *win, const void *operand, rmx_dtype_t dt, v
 int rmx_rmw(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt, void *result,
             int target, size_t disp, int assert, rmx_rmw_op_t op)
 {
-    RMX_GUARD(guard);
-    int rc = check_rmw(&guard, win, operand, count, dt, target, disp, assert, op);
+    int rc = check_rmw(win, operand, count, dt, target, disp, assert, op);
     if (rc != RMX_OK || count == 0)
-        return rc;
+        return RMX_MT_RETRY(rc, win->ctx,
+                            rmx_rmw(win, operand, count, dt, result, target, disp, assert, op));
     if (count == 1 && !takes_lock(assert) &&
         (rc = rmw_single(win, operand, dt, result, target, disp, op)) != RMW_NOT_SINGLE)
         return rc;
@@ -539,11 +538,10 @@ int rmx_rmw2(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
              const void *operand2, void *result, int target, size_t disp, int assert,
              rmx_rmw2_op_t op)
 {
-    RMX_GUARD(guard);
-    int rc =
-        check_rmw2(&guard, win, operand, count, dt, operand2, target, disp, assert, op);
+    int rc = check_rmw2(win, operand, count, dt, operand2, target, disp, assert, op);
     if (rc != RMX_OK || count == 0)
-        return rc;
+        return RMX_MT_RETRY(rc, win->ctx, rmx_rmw2(win, operand, count, dt, operand2, result,
+                                                   target, disp, assert, op));
     if ((rc = epoch_begin(win, target, assert)) != RMX_OK)
         return rc;
     rc = rmw2_elements(win, operand, count, dt, operand2, result, target, disp, op);

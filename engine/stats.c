@@ -4,10 +4,9 @@
 
 int rmx_stats(rmx_ctx_t *ctx, rmx_stats_t *out)
 {
-    RMX_GUARD(guard);
-    int rc = rmx_ctx_enter(ctx, &guard);
+    int rc = rmx_ctx_check(ctx);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, ctx, rmx_stats(ctx, out));
     if (out == NULL)
         return RMX_ERR_ARG;
     *out = ctx->stats;
@@ -20,10 +19,9 @@ int rmx_stats(rmx_ctx_t *ctx, rmx_stats_t *out)
 
 int rmx_stats_reset(rmx_ctx_t *ctx)
 {
-    RMX_GUARD(guard);
-    int rc = rmx_ctx_enter(ctx, &guard);
+    int rc = rmx_ctx_check(ctx);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, ctx, rmx_stats_reset(ctx));
     memset(&ctx->stats, 0, sizeof(ctx->stats));
     return RMX_OK;
 }

@@ -49,11 +49,11 @@
 /* ---------------------------------------------------------------- put_sub / get_sub */
 
 /* Origin-side checks shared by put_sub and get_sub; nothing is sent when one fails. */
-static int check_sub_call(rmx_guard_t *guard, rmx_win_t *win, const void *buf,
-                          const rmx_sub_t *local, int target, size_t disp,
-                          const rmx_sub_t *remote, rmx_sub_layout_t *L, rmx_sub_layout_t *R)
+static int check_sub_call(rmx_win_t *win, const void *buf, const rmx_sub_t *local, int target,
+                          size_t disp, const rmx_sub_t *remote, rmx_sub_layout_t *L,
+                          rmx_sub_layout_t *R)
 {
-    int rc = rmx_win_enter(win, guard);
+    int rc = rmx_win_check(win);
     if (rc != RMX_OK)
         return rc;
     rmx_ctx_t *ctx = win->ctx;
@@ -467,10 +467,9 @@ int rmx_put_sub(rmx_win_t *win, const void *src, const rmx_sub_t *local, int tar
                 size_t disp, const rmx_sub_t *remote)
 {
     rmx_sub_layout_t L, R;
-    RMX_GUARD(guard);
-    int rc = check_sub_call(&guard, win, src, local, target, disp, remote, &L, &R);
+    int rc = check_sub_call(win, src, local, target, disp, remote, &L, &R);
     if (rc != RMX_OK || L.nelem == 0)
-        return rc;
+        return RMX_MT_RETRY(rc, win->ctx, rmx_put_sub(win, src, local, target, disp, remote));
     if (L.nruns == 1 && R.nruns == 1) /* one run on both sides: a plain put */
         return rmx_put_checked(win, (const unsigned char *)src + L.base, L.run_bytes, target,
                                disp + R.base);
@@ -799,10 +798,9 @@ int rmx_get_sub(rmx_win_t *win, void *dst, const rmx_sub_t *local, int target, s
                 const rmx_sub_t *remote)
 {
     rmx_sub_layout_t L, R;
-    RMX_GUARD(guard);
-    int rc = check_sub_call(&guard, win, dst, local, target, disp, remote, &L, &R);
+    int rc = check_sub_call(win, dst, local, target, disp, remote, &L, &R);
     if (rc != RMX_OK || L.nelem == 0)
-        return rc;
+        return RMX_MT_RETRY(rc, win->ctx, rmx_get_sub(win, dst, local, target, disp, remote));
     if (L.nruns == 1 && R.nruns == 1) /* one run on both sides: a plain get */
         return rmx_get_checked(win, (unsigned char *)dst + L.base, L.run_bytes, target,
                                disp + R.base);

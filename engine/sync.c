@@ -285,10 +285,9 @@ int rmx_terminate(rmx_ctx_t *ctx)
 
 int rmx_fail(rmx_ctx_t *ctx)
 {
-    RMX_GUARD(guard);
-    int rc = rmx_ctx_enter(ctx, &guard);
+    int rc = rmx_ctx_check(ctx);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, ctx, rmx_fail(ctx));
     /* Announced as a stop is, with 1 + the barriers completed (failed_after): a barrier this rank
      * completed has all its notifications applied, so the others still complete it.  Once a
      * survivor's wait can see the mark, every notification sent before it (fence) is visible. */
@@ -328,10 +327,9 @@ int rmx_close_barrier(rmx_ctx_t *ctx)
 
 int rmx_peer_status(rmx_ctx_t *ctx, int rank)
 {
-    RMX_GUARD(guard);
-    int rc = rmx_ctx_enter(ctx, &guard);
+    int rc = rmx_ctx_check(ctx);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, ctx, rmx_peer_status(ctx, rank));
     if (rank < 0 || rank >= ctx->size)
         return RMX_ERR_RANK;
     return rank_state(ctx, rank, UINT64_MAX);
@@ -339,10 +337,9 @@ int rmx_peer_status(rmx_ctx_t *ctx, int rank)
 
 int rmx_sync_memory(rmx_ctx_t *ctx)
 {
-    RMX_GUARD(guard);
-    int rc = rmx_ctx_enter(ctx, &guard);
+    int rc = rmx_ctx_check(ctx);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, ctx, rmx_sync_memory(ctx));
     /* Also with nothing outstanding (every put direct, or none): `while (flag != v)
      * rmx_sync_memory(ctx);` is how a coarray program waits, and without the agent
      * (RMX_PROGRESS=none) this is where the flag arrives.  Once in RMX_UCX_QUIET_PROGRESS calls:
@@ -359,12 +356,11 @@ int rmx_sync_memory(rmx_ctx_t *ctx)
 
 int rmx_sync_all(rmx_ctx_t *ctx)
 {
-    RMX_GUARD(guard);
-    int rc = rmx_ctx_enter(ctx, &guard);
+    int rc = rmx_ctx_check(ctx);
     if (rc == RMX_OK)
-        rc = rmx_collective_enter(ctx, &guard);
+        rc = rmx_collective_enter(ctx);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, ctx, rmx_sync_all(ctx));
     /* Agreed: when one rank's operations did not complete, every rank learns it. */
     rc = rmx_tracker_complete(ctx, -1);
     int any_failed;
@@ -396,10 +392,9 @@ static int check_image_list(rmx_ctx_t *ctx, const int *images, int n)
 
 int rmx_sync_images(rmx_ctx_t *ctx, const int *images, int n)
 {
-    RMX_GUARD(guard);
-    int rc = rmx_ctx_enter(ctx, &guard);
+    int rc = rmx_ctx_check(ctx);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, ctx, rmx_sync_images(ctx, images, n));
     int all = images == NULL;
     if (all)
         n = ctx->size;

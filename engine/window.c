@@ -205,12 +205,11 @@ static int window_open(rmx_ctx_t *ctx, void *user_base, size_t len, int allocate
 /* Collective: the argument checks below do not return at once (see window_open). */
 int rmx_win_allocate(rmx_ctx_t *ctx, size_t len, void **base, rmx_win_t **win)
 {
-    RMX_GUARD(guard);
-    int rc = rmx_ctx_enter(ctx, &guard);
+    int rc = rmx_ctx_check(ctx);
     if (rc == RMX_OK)
-        rc = rmx_collective_enter(ctx, &guard);
+        rc = rmx_collective_enter(ctx);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, ctx, rmx_win_allocate(ctx, len, base, win));
     if (win != NULL)
         *win = NULL;
     if (base != NULL)
@@ -226,12 +225,11 @@ int rmx_win_allocate(rmx_ctx_t *ctx, size_t len, void **base, rmx_win_t **win)
 
 int rmx_win_create(rmx_ctx_t *ctx, void *base, size_t len, rmx_win_t **win)
 {
-    RMX_GUARD(guard);
-    int rc = rmx_ctx_enter(ctx, &guard);
+    int rc = rmx_ctx_check(ctx);
     if (rc == RMX_OK)
-        rc = rmx_collective_enter(ctx, &guard);
+        rc = rmx_collective_enter(ctx);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, ctx, rmx_win_create(ctx, base, len, win));
     if (win != NULL)
         *win = NULL;
     rmx_win_t *w = NULL;
@@ -244,10 +242,9 @@ int rmx_win_create(rmx_ctx_t *ctx, void *base, size_t len, rmx_win_t **win)
 
 int rmx_win_size(rmx_win_t *win, int rank, size_t *len)
 {
-    RMX_GUARD(guard);
-    int rc = rmx_win_enter(win, &guard);
+    int rc = rmx_win_check(win);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, win->ctx, rmx_win_size(win, rank, len));
     if (len == NULL)
         return RMX_ERR_ARG;
     if (rank < 0 || rank >= win->ctx->size)
@@ -275,12 +272,11 @@ int rmx_win_free(rmx_win_t **winp)
     if (winp == NULL)
         return RMX_ERR_ARG;
     rmx_win_t *win = *winp;
-    RMX_GUARD(guard);
-    int rc = rmx_win_enter(win, &guard);
+    int rc = rmx_win_check(win);
     if (rc == RMX_OK)
-        rc = rmx_collective_enter(win->ctx, &guard);
+        rc = rmx_collective_enter(win->ctx);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, win->ctx, rmx_win_free(winp));
     rmx_ctx_t *ctx = win->ctx;
     /* RMX_THREAD_MULTIPLE: from here other threads' calls on it are RMX_ERR_WIN (its barrier lets
      * them in); a lock some thread is still acquiring on it shows in lock_held (EPOCH below). */
