@@ -18,6 +18,7 @@
 
 #define MAX_REPS 101
 #define MAX_RANKS 64
+#define MAX_THREADS 16
 #define MAX_TIME_S 3600.0
 #define MAX_IDLE_S 60.0
 
@@ -59,6 +60,9 @@ static const char help_text[] =
     "                       ranks win)\n"
     "      --target R       rank that rank 0 talks to (1 .. ranks-1; default the last)\n"
     "      --baseline B     ucp (default): raw UCP beside rmx; none: rmx only\n"
+    "      --threads N      N threads of rank 0 share its context (RMX_THREAD_MULTIPLE;\n"
+    "                       1 .. 16; default 1): put_rate is their total message rate, fadd\n"
+    "                       the latency each sees; only those two tests, rmx only\n"
     "\n"
     "Output:\n"
     "      --csv            CSV on standard output instead of the table\n"
@@ -241,6 +245,7 @@ static int check_test_list(const char *list)
 }
 
 enum {
+    OPT_THREADS = 250,
     OPT_MIN = 256, OPT_MAX, OPT_ITERS, OPT_WARMUP, OPT_TIME, OPT_RANKS, OPT_TARGET, OPT_BASELINE,
     OPT_IDLE, OPT_CSV, OPT_JSON, OPT_FORMAT, OPT_PLOT, OPT_PROGRESS, OPT_QUIET, OPT_MERGE,
     OPT_LIST, OPT_TOPOLOGY, OPT_EXT /* + perf_ext_t */
@@ -259,6 +264,7 @@ static const struct option long_opts[] = {
     {"ranks", required_argument, NULL, OPT_RANKS},
     {"target", required_argument, NULL, OPT_TARGET},
     {"baseline", required_argument, NULL, OPT_BASELINE},
+    {"threads", required_argument, NULL, OPT_THREADS},
     {"idle-target", required_argument, NULL, OPT_IDLE},
     {"csv", no_argument, NULL, OPT_CSV},
     {"json", no_argument, NULL, OPT_JSON},
@@ -316,6 +322,11 @@ static int apply_option(int c, const char *v, perf_opts_t *o)
             return PERF_USAGE;
         o->target = (int)l;
         return 0;
+    case OPT_THREADS:
+        if (check_long("--threads", v, 1, MAX_THREADS, &l) != 0)
+            return PERF_USAGE;
+        o->threads = (int)l;
+        return 0;
     case OPT_BASELINE:
         if (strcmp(v, "ucp") != 0 && strcmp(v, "none") != 0)
             return perf_usage_error("--baseline '%s': need ucp or none", v);
@@ -364,6 +375,26 @@ static int output_format(perf_opts_t *o)
     return 0;
 }
 
+/* --threads N > 1: only put_rate and fadd (their bodies keep no state a second thread would
+ * share: each thread gets its own buffer and its own part of the window), and no raw-UCP column
+ * (its worker is a single thread's).  No --test: those two. */
+static int check_threaded_tests(perf_opts_t *o)
+{
+    o->baseline = 0;
+    if (o->tests == NULL) {
+        o->tests = "put_rate,fadd";
+        return 0;
+    }
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", o->tests);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok != NULL;
+         tok = strtok_r(NULL, ",", &save))
+        if (strcmp(tok, "put_rate") != 0 && strcmp(tok, "fadd") != 0)
+            return perf_usage_error("--threads: test '%s' runs on one thread only (put_rate "
+                                    "and fadd run on several)", tok);
+    return 0;
+}
+
 /* What the options say together: the sweep is not empty and the output format is known. */
 static int check_together(perf_opts_t *o)
 {
@@ -372,6 +403,8 @@ static int check_together(perf_opts_t *o)
     if (o->target > 0 && o->ranks_given && o->target >= o->ranks)
         return perf_usage_error("--target %d: need a rank below --ranks %d", o->target,
                                 o->ranks);
+    if (o->threads > 1 && check_threaded_tests(o) != 0)
+        return PERF_USAGE;
     return output_format(o);
 }
 
@@ -379,7 +412,7 @@ int perf_parse_args(int argc, char **argv, perf_opts_t *o)
 {
     *o = (perf_opts_t){.min_size = 1, .max_size = MiB(4), .iters = 1000000, .warmup = 1000,
                        .time_s = 0.02, .reps = 3, .ranks = 2, .target = -1, .baseline = 1,
-                       .progress = -1};
+                       .progress = -1, .threads = 1};
     opterr = 0; /* our own messages, said once under a launcher */
     optind = 1;
     int c, longidx;

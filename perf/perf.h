@@ -65,6 +65,7 @@ typedef struct perf_opts {
     int ranks_given;        /* --ranks was on the command line */
     int target;             /* rank the origin (rank 0) talks to; -1: the last rank */
     int baseline;           /* 1: raw UCP beside rmx */
+    int threads;            /* --threads: rank 0's threads sharing its context (1: one) */
     int csv, json;
     int progress;           /* 1: progress line on stderr, 0: none, -1: when stderr is a tty */
     const char *plot;       /* SVG file or NULL */
@@ -85,6 +86,7 @@ typedef struct perf_env {
     char *base;             /* this rank's window memory */
     char *local;            /* source / destination buffer of data_len bytes (malloc'd) */
     size_t data_len;        /* bytes of each window the tests may use; a control area follows */
+    size_t disp0;           /* --threads: where this thread's part of the data area begins */
     int me, n, target;
     int rmw_assert;         /* assert flags under which rmx_rmw runs without a lock */
     int rmw_ok;             /* rmx_rmw answered the probe */

@@ -21,6 +21,7 @@
  * when to stop and tell the others between batches.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -218,6 +219,103 @@ static double load_average(void)
 }
 
 /* ---------------------------------------------------------------- measurement */
+/* --threads N: rank 0's N threads run the body at once on one context (RMX_THREAD_MULTIPLE),
+ * each on its own copy of the environment: its own source buffer and its own part of the data
+ * area (disp0).  A batch is N bodies of n iterations between two barriers, timed as one. */
+typedef struct team team_t;
+typedef struct member {
+    perf_env_t env;
+    team_t *team;
+    int rc;
+    pthread_t th;
+} member_t;
+
+struct team {
+    int n;
+    pthread_barrier_t go, done;
+    perf_body_t body;
+    size_t len;
+    long iters;         /* this batch's, per thread */
+    int quit;
+    member_t m[];
+};
+
+static void *team_member(void *arg)
+{
+    member_t *m = arg;
+    team_t *tm = m->team;
+    for (;;) {
+        pthread_barrier_wait(&tm->go);
+        if (tm->quit)
+            return NULL;
+        int rc = tm->body(&m->env, tm->len, tm->iters);
+        if (rc != RMX_OK)
+            m->rc = rc;
+        pthread_barrier_wait(&tm->done);
+    }
+}
+
+static void team_free(team_t *tm, int started)
+{
+    if (started > 1) {
+        tm->quit = 1;
+        pthread_barrier_wait(&tm->go);
+        for (int k = 1; k < started; k++)
+            pthread_join(tm->m[k].th, NULL);
+    }
+    for (int k = 1; k < tm->n; k++)
+        free(tm->m[k].env.local);
+    pthread_barrier_destroy(&tm->go);
+    pthread_barrier_destroy(&tm->done);
+    free(tm);
+}
+
+/* Thread 0 is the caller, on e itself; the others start and wait for the first batch. */
+static team_t *team_new(perf_env_t *e, int n, perf_body_t body, size_t len)
+{
+    team_t *tm = calloc(1, sizeof(*tm) + (size_t)n * sizeof(member_t));
+    if (tm == NULL)
+        return NULL;
+    tm->n = n;
+    tm->body = body;
+    tm->len = len;
+    pthread_barrier_init(&tm->go, NULL, (unsigned)n);
+    pthread_barrier_init(&tm->done, NULL, (unsigned)n);
+    size_t part = (e->data_len / (size_t)n) & ~(size_t)63;
+    int ok = 1;
+    for (int k = 0; k < n; k++) {
+        tm->m[k].env = *e;
+        tm->m[k].team = tm;
+        tm->m[k].env.disp0 = (size_t)k * part;
+        if (k > 0 && (tm->m[k].env.local = malloc(e->data_len)) == NULL)
+            ok = 0;
+        if (k > 0 && ok)
+            memcpy(tm->m[k].env.local, e->local, e->data_len);
+    }
+    int started = 1;
+    for (int k = 1; k < n && ok; k++, started++)
+        ok = pthread_create(&tm->m[k].th, NULL, team_member, &tm->m[k]) == 0;
+    if (!ok) {
+        /* the started ones wait at `go` for a count that never comes: a team of fewer */
+        pthread_barrier_destroy(&tm->go);
+        pthread_barrier_init(&tm->go, NULL, (unsigned)started);
+        team_free(tm, started);
+        return NULL;
+    }
+    return tm;
+}
+
+static int team_batch(team_t *tm, long iters)
+{
+    tm->iters = iters;
+    pthread_barrier_wait(&tm->go);
+    int rc = tm->body(&tm->m[0].env, tm->len, iters);
+    pthread_barrier_wait(&tm->done);
+    for (int k = 1; k < tm->n && rc == RMX_OK; k++)
+        rc = tm->m[k].rc;
+    return rc;
+}
+
 typedef struct {
     long done;
     double busy;
@@ -225,7 +323,7 @@ typedef struct {
 
 /* Batches of doubling size until max_iters or max_s of timed work; only batches are timed. */
 static int run_bounded(perf_env_t *e, const perf_test_t *t, perf_body_t body, size_t len,
-                       long max_iters, double max_s, run_t *r)
+                       long max_iters, double max_s, run_t *r, team_t *team)
 {
     long batch = 1, cap = max_iters / 16 > 0 ? max_iters / 16 : 1;
     r->done = 0;
@@ -233,7 +331,7 @@ static int run_bounded(perf_env_t *e, const perf_test_t *t, perf_body_t body, si
     while (r->done < max_iters) {
         long n = batch < max_iters - r->done ? batch : max_iters - r->done;
         double t0 = rmx_now_s();
-        int rc = body(e, len, n);
+        int rc = team != NULL ? team_batch(team, n) : body(e, len, n);
         r->busy += rmx_now_s() - t0;
         if (rc != RMX_OK)
             return rc;
@@ -272,12 +370,20 @@ static int measure(perf_state_t *s, perf_env_t *e, const perf_test_t *t, perf_bo
     if (t->collective || e->me == 0) {
         run_t r;
         long warm = o->warmup < o->iters ? o->warmup : o->iters;
-        if (warm > 0)
-            rc = run_bounded(e, t, body, len, warm, o->time_s / 4, &r);
+        team_t *team = NULL;
+        if (o->threads > 1 && !t->collective &&
+            (team = team_new(e, o->threads, body, len)) == NULL)
+            rc = RMX_ERR_NOMEM;
+        if (rc == RMX_OK && warm > 0)
+            rc = run_bounded(e, t, body, len, warm, o->time_s / 4, &r, team);
         if (rc == RMX_OK)
-            rc = run_bounded(e, t, body, len, o->iters, o->time_s, &r);
+            rc = run_bounded(e, t, body, len, o->iters, o->time_s, &r, team);
+        /* rates add up over the threads; a latency is what each thread sees */
+        double per = team != NULL && t->metric != METRIC_LAT ? (double)o->threads : 1.0;
         if (rc == RMX_OK && r.done > 0)
-            *value = metric_value(t, e, len, r.busy / (double)r.done);
+            *value = metric_value(t, e, len, r.busy / (double)r.done / per);
+        if (team != NULL)
+            team_free(team, team->n);
     } else if (o->idle_s > 0) {
         rmx_stats_t a, b;
         int have = e->me == e->target && rmx_stats(e->ctx, &a) == RMX_OK;
@@ -524,6 +630,8 @@ static int perf_main(const rmx_config_t *cfg, void *arg)
         c = *cfg;
     else
         rmx_config_init(&c);
+    if (s->o->threads > 1)
+        c.threads = RMX_THREAD_MULTIPLE;
     int rc = rmx_init(&c, &ctx);
     if (rc != RMX_OK) {
         fprintf(stderr, "rmx_perf: rmx_init: %s\n", rmx_strerror(rc));
