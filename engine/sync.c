@@ -146,6 +146,10 @@ static int notify_complete(rmx_ctx_t *ctx, const int *targets, int n, int until_
         }
         rc = k == 0 ? RMX_OK : k == 1 ? rmx_ucx_flush_ep(&ctx->ucx, dests[0].ep, dests[0].am)
                                       : rmx_ucx_flush_eps(&ctx->ucx, dests, k);
+        /* Between two flushes of a wait with no deadline, other threads get in
+         * (RMX_THREAD_MULTIPLE): the peer may be waiting for their work before it serves. */
+        if (rc == RMX_ERR_TIMEOUT && until_answered)
+            rmx_ctx_yield(ctx);
     } while (rc == RMX_ERR_TIMEOUT && until_answered);
     if (dests != few)
         free(dests);
