@@ -262,12 +262,13 @@ static void *wait_on_rank_1(void *arg)
     return NULL;
 }
 
-/* Rank 1's local word at 8 until it reads DONE: the coarray way (rmx_sync_memory progresses). */
+/* Rank 1's local word at 8 until it reads DONE: the coarray way, plus rmx_progress, which
+ * serves the puts where nothing else would (RMX_PROGRESS=none over tcp). */
 static int wait_for_done(rmx_ctx_t *ctx, volatile uint64_t *word, double limit_s)
 {
     double end = now_s() + limit_s;
     while (__atomic_load_n(word, __ATOMIC_ACQUIRE) != DONE) {
-        if (rmx_sync_memory(ctx) != RMX_OK || now_s() > end)
+        if (rmx_sync_memory(ctx) != RMX_OK || rmx_progress(ctx) != RMX_OK || now_s() > end)
             return 0;
     }
     return 1;
