@@ -371,7 +371,9 @@ static int rank_second_collective(const rmx_config_t *cfg, void *arg)
         RANK_ASSERT(pthread_create(&th, NULL, sync_all_thread, &s) == 0);
         while (!atomic_load(&s.entered))
             sched_yield();
-        usleep(100000);
+        /* From `entered` to inside rmx_sync_all is a few microseconds of the thread's CPU; on 2
+         * loaded cores it may wait for a time slice or a few (ms), hence half a second. */
+        usleep(500000);
         void *b2;
         rmx_win_t *w2 = NULL;
         RANK_RC(RMX_ERR_THREAD, rmx_win_allocate(ctx, 64, &b2, &w2));
