@@ -295,6 +295,48 @@ Test(progress, none_runs_no_agent_even_over_tcp, .timeout = RMX_T(60))
     run_ranks(2, rank_no_agent, &s);
 }
 
+/* Without the agent, `while (flag != v) rmx_sync_memory(ctx);` is how a coarray program waits
+ * (rmx.h, rmx_sync_memory), and the flag's put over tcp is served by the waiting rank's own
+ * progress: each rank in turn puts a flag to the other and waits for the other's with
+ * rmx_sync_memory alone.  Before, an idle rmx_sync_memory progressed only the worker this rank
+ * issues on, never the one peers' requests arrive at: the first wait never ended. */
+static int rank_flag_wait_by_sync_memory(const rmx_config_t *cfg, void *arg)
+{
+    const setup_t *s = arg;
+    rank_t r = open_rank(cfg, s, 0);
+    int me = rmx_rank(r.ctx), other = 1 - me;
+    RANK_OK(rmx_sync_all(r.ctx));
+    volatile uint64_t *flag = (volatile uint64_t *)r.base;
+    /* rank 0 sends the odd values, rank 1 the even ones, each after seeing the one before */
+    for (uint64_t v = 1; v <= 20; v++) {
+        if ((int)(v & 1) == (me == 0)) {
+            RANK_OK(rmx_put(r.win, &v, sizeof(v), other, 0));
+            RANK_OK(rmx_sync_memory(r.ctx));
+            continue;
+        }
+        double give_up = now_s() + 20;
+        while (*flag < v && now_s() < give_up)
+            RANK_OK(rmx_sync_memory(r.ctx));
+        RANK_ASSERT(*flag >= v, "value %llu never came (the flag reads %llu)",
+                    (unsigned long long)v, (unsigned long long)*flag);
+    }
+    RANK_OK(rmx_sync_all(r.ctx));
+    close_rank(&r);
+    return 0;
+}
+
+Test(progress, flag_wait_by_sync_memory_without_agent_tcp, .timeout = RMX_T(60))
+{
+    setup_t s = {.tcp = 1, .progress = RMX_PROGRESS_NONE};
+    run_ranks(2, rank_flag_wait_by_sync_memory, &s);
+}
+
+Test(progress, flag_wait_by_sync_memory_without_agent_created, .timeout = RMX_T(60))
+{
+    setup_t s = {.created = 1, .progress = RMX_PROGRESS_NONE};
+    run_ranks(2, rank_flag_wait_by_sync_memory, &s);
+}
+
 /* AUTO starts the agent exactly where something needs it. */
 static int rank_auto_mode(const rmx_config_t *cfg, void *arg)
 {

@@ -293,14 +293,16 @@ static inline unsigned rmx_ucx_progress(rmx_ucx_t *u)
     return n;
 }
 
-/* One operation completed without waiting (in place, or staged by the tracker): progress this
- * rank's worker once in a while (RMX_UCX_QUIET_PROGRESS), for keepalive; peers' requests are the
- * agent's or the next wait's. */
+/* One operation completed without waiting (in place, or staged by the tracker), or an idle
+ * rmx_sync_memory: progress once in a while (RMX_UCX_QUIET_PROGRESS), for keepalive, and, without
+ * the agent, to serve peers' requests: a rank that waits for a flag by calling rmx_sync_memory
+ * in a loop is where the flag's put over tcp or to registered memory is served (before, only the
+ * owner's worker was progressed here, and such a wait never ended: progress/flag_wait_*). */
 static inline void rmx_ucx_tick(rmx_ucx_t *u)
 {
-    if (++u->since_progress >= RMX_UCX_QUIET_PROGRESS) {
+    if (__builtin_expect(++u->since_progress >= RMX_UCX_QUIET_PROGRESS, 0)) {
         u->since_progress = 0;
-        (void)ucp_worker_progress(u->worker);
+        (void)rmx_ucx_progress(u);
     }
 }
 
