@@ -412,6 +412,10 @@ RMW_INLINE int site_open(rmw_site_t *s, rmx_win_t *win, rmx_dtype_t dt, int coun
                       .disp = disp, .dt = dt, .size = dtypes[dt].size,
                       .direct = rmx_remote_amo_direct(ctx, &win->remote[target])};
     ctx->stats.atomics++;
+    /* An atomic on bytes an outstanding nonblocking get reads waits for it (engine/nb.c). */
+    int rc = rmx_tracker_write_check(win, target, disp, (size_t)count * s->size);
+    if (rc != RMX_OK)
+        return rc;
     /* An atomic on bytes an earlier put of this segment wrote must see that put. */
     return rmx_tracker_access(win, target, disp, (size_t)count * s->size);
 }
@@ -489,7 +493,9 @@ RMW_INLINE int rmw_single(rmx_win_t *win, const void *operand, rmx_dtype_t dt, v
     rmx_ctx_t *ctx = win->ctx;
     const rmx_remote_t *rem = &win->remote[target];
     ctx->stats.atomics++;
-    int rc = rmx_tracker_access(win, target, disp, size);
+    int rc = rmx_tracker_write_check(win, target, disp, size);
+    if (rc == RMX_OK)
+        rc = rmx_tracker_access(win, target, disp, size);
     if (rc != RMX_OK)
         return rc;
     uint64_t old = 0;

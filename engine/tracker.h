@@ -44,9 +44,24 @@ typedef struct rmx_target_state {
     uint64_t hull_epoch;
     size_t hull_lo, hull_hi;
     rmx_range_t ranges[RMX_RANGE_CAP];
+    /* Nonblocking gets to this target still outstanding (engine/nb.c): a later put or atomic
+     * to bytes one of them reads waits for it (rmx_nb_before_write). */
+    int nb_gets;
 } rmx_target_state_t;
 
 #define RMX_HULL_MIXED ((rmx_win_t *)1)
+
+/* The nonblocking requests of one tracker (engine/nb.c): issued but not complete, complete but
+ * not yet released by rmx_test/rmx_wait, and released ones kept for reuse.  Kept here, with the
+ * segment state they depend on, so that a stream with a tracker of its own has its own. */
+struct rmx_request;
+typedef struct rmx_nb {
+    struct rmx_request *outstanding; /* doubly linked, oldest first */
+    struct rmx_request *outstanding_tail;
+    struct rmx_request *done;        /* doubly linked */
+    struct rmx_request *free;        /* singly linked */
+    int noutstanding;
+} rmx_nb_t;
 
 typedef struct rmx_tracker {
     size_t coalesce_max;    /* 0: coalescing off */
@@ -54,7 +69,25 @@ typedef struct rmx_tracker {
     rmx_target_state_t *tgt; /* [size]: one flat array, one load less on the put path */
     int *touched;           /* targets with something staged or pending */
     int ntouched;
+    rmx_nb_t nb;
 } rmx_tracker_t;
+
+/* engine/nb.c: a put or atomic is about to write [disp, disp+len) of win at target, which has
+ * outstanding nonblocking gets: complete those that read any of those bytes first. */
+int rmx_nb_before_write(rmx_win_t *win, int target, size_t disp, size_t len);
+/* engine/nb.c: complete (not release) the outstanding requests to target (-1: all); the first
+ * error of the completing itself (a request's own error is the request's). */
+int rmx_nb_complete(rmx_ctx_t *ctx, int target);
+/* engine/nb.c: free every request, whatever its state (the tracker goes away). */
+void rmx_nb_destroy(rmx_tracker_t *t);
+
+/* A put or atomic to [disp, disp+len) at target: after the outstanding gets of those bytes. */
+static inline int rmx_tracker_write_check(rmx_win_t *win, int target, size_t disp, size_t len)
+{
+    if (__builtin_expect(win->ctx->tracker->tgt[target].nb_gets == 0, 1))
+        return RMX_OK;
+    return rmx_nb_before_write(win, target, disp, len);
+}
 
 /* [lo, hi) of win was written in the current fence epoch. */
 static inline void rmx_tracker_hull_add(const rmx_tracker_t *t, rmx_target_state_t *ts,
@@ -102,6 +135,11 @@ static inline int rmx_tracker_put_fast(rmx_win_t *win, const void *src, size_t l
     rmx_tracker_t *t = ctx->tracker;
     rmx_target_state_t *ts = &t->tgt[target];
     rmx_stage_t *s = &ts->stage;
+    if (__builtin_expect(ts->nb_gets != 0, 0)) {
+        int rc = rmx_nb_before_write(win, target, disp, len);
+        if (rc != RMX_OK)
+            return rc;
+    }
     if (s->win == win && disp == s->hi && s->hi - s->lo + len <= t->coalesce_max) {
         memcpy(s->buf + (s->hi - s->lo), src, len);
         s->hi += len;

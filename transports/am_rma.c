@@ -293,6 +293,19 @@ int rmx_am_wait(rmx_ucx_t *u, uint64_t token)
     return rc;
 }
 
+int rmx_am_test(rmx_ucx_t *u, uint64_t token)
+{
+    if (token == 0)
+        return RMX_OK;
+    am_op_t *o = op_find(u->am, token);
+    if (o == NULL)
+        return RMX_ERR_TRANSPORT; /* not a live token: a bug of the caller's */
+    int rc = op_poll(o);
+    if (rc != OP_PENDING)
+        op_end(u, o);
+    return rc;
+}
+
 void rmx_am_abandon(rmx_ucx_t *u, uint64_t token)
 {
     am_op_t *o = op_find(u->am, token);

@@ -160,6 +160,9 @@ int rmx_am_get_start(rmx_ucx_t *u, rmx_am_peer_t *am, void *dst, size_t len, uin
  * Either way it has let go: a later answer is dropped. */
 int rmx_am_wait(rmx_ucx_t *u, uint64_t token);
 void rmx_am_abandon(rmx_ucx_t *u, uint64_t token);
+/* Without waiting or progressing: 1 while it is neither answered nor failed, else what
+ * rmx_am_wait would return, and then it has ended (the token is dead). */
+int rmx_am_test(rmx_ucx_t *u, uint64_t token);
 /* Packed runs: many short runs of one window at one peer in one message each way (a strided
  * section's small runs; engine/subarray_rma.c fills the pack, am_rma.c sends it and its handlers
  * apply it at the target).  The body is a sequence of records, each a header (rmx_am_run_t:
