@@ -135,7 +135,6 @@ static void req_outstanding(rmx_ctx_t *ctx, rmx_request_t *r)
     nb->noutstanding++;
     if (r->kind != NB_PUT_UCP)
         ctx->tracker->tgt[r->target].nb_gets++;
-    ctx->stats.nb_requests++;
 }
 
 /* It has completed with rc: off the outstanding list, onto the done list. */
@@ -363,10 +362,11 @@ static int iget_checked(rmx_win_t *win, void *dst, size_t len, int target, size_
     }
     req_outstanding(ctx, r);
     if (r->kind == NB_GET_UCP && r->ucp == NULL) { /* completed at once (in place) */
-        r->ucp = NULL;
         if (!r->in_place)
             memcpy(dst, r->land, len);
         req_finish(r, RMX_OK);
+    } else {
+        ctx->stats.nb_requests++;
     }
     *req = r;
     return RMX_OK;
@@ -521,6 +521,8 @@ int rmx_iput(rmx_win_t *win, const void *src, size_t len, int target, size_t dis
     req_outstanding(ctx, r);
     if (r->ucp == NULL) /* the source was read at once */
         req_finish(r, RMX_OK);
+    else
+        ctx->stats.nb_requests++;
     *req = r;
     return RMX_OK;
 }
