@@ -252,8 +252,11 @@ static int rank_flush_one_target(rmx_ctx_t *ctx, void *arg)
         for (int round = 1; round <= 3; round++) {
             if (me == 1) {
                 volatile int64_t *flag = fbase;
-                while (*flag < round)
+                double give_up = now_s() + RMX_T(20);
+                while (*flag < round) {
                     RANK_OK(rmx_progress(ctx));
+                    RANK_ASSERT(now_s() < give_up, "round %d: no notification", round);
+                }
                 size_t bad = check_pattern(base, FL_LARGE, 1, round);
                 RANK_ASSERT(bad == FL_LARGE, "round %d: byte %zu not there after rmx_flush",
                             round, bad);
