@@ -467,7 +467,8 @@ RMX_API int rmx_sync_memory(rmx_ctx_t *ctx);
  *    closed first (as for the blocking calls: the target is then unreachable, RMX_ERR_PEER).
  *  - Ordering, as the blocking calls: a nonblocking get sees every put this rank issued earlier
  *    to overlapping bytes; a later put or atomic of this rank to bytes an outstanding get reads
- *    waits for that get first (stats.nb_write_waits); later gets of those bytes do not wait.
+ *    waits for that get first (stats.nb_write_waits); later gets of those bytes do not wait
+ *    (they do for an outstanding fetching atomic, which also writes its bytes).
  *  - Completion: rmx_test and rmx_wait complete requests; so does every segment end
  *    (rmx_sync_all, rmx_sync_images, rmx_sync_memory, rmx_win_lock/unlock, rmx_win_free,
  *    rmx_finalize) and rmx_flush of the target: each completes the outstanding requests (their
@@ -498,8 +499,12 @@ RMX_API int rmx_iget_sub(rmx_win_t *win, void *dst, const rmx_sub_t *local, int 
                          size_t disp, const rmx_sub_t *remote, rmx_request_t **req);
 /* rmx_rmw / rmx_rmw2, nonblocking: result holds the old values once the request has completed.
  * result NULL (no fetch): the call completes the operation as rmx_rmw does and sets *req to
- * NULL (nothing to wait for).  Today the fetching forms also complete before returning (the
- * request comes back complete): the API lets a later version overlap them. */
+ * NULL (nothing to wait for).  Left in flight: one element (count 1), an op UCP does natively
+ * (INC, SUM on integers; SWAP; COMP_SWAP on integers), no lock to take, to a peer that is not
+ * this rank and not mapped here (else CPU atomics: complete at once).  Every other call (count
+ * > 1, emulated ops, implicit epochs) runs before the call returns and the request comes back
+ * complete.  While one is outstanding, later puts, atomics and gets of its bytes wait for it
+ * (it writes them). */
 RMX_API int rmx_irmw(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
                      void *result, int target, size_t disp, int assert, rmx_rmw_op_t op,
                      rmx_request_t **req);
@@ -568,7 +573,7 @@ typedef struct rmx_stats {
     int agent_running;                     /* 1 while it runs                            */
     /* Nonblocking operations (rmx_iget, rmx_iput, ...): */
     uint64_t nb_requests;                  /* requests left outstanding by the issuing call */
-    uint64_t nb_write_waits;               /* outstanding gets a later put or atomic waited for */
+    uint64_t nb_write_waits;               /* outstanding requests a later access waited for */
 } rmx_stats_t;
 
 RMX_API int rmx_stats(rmx_ctx_t *ctx, rmx_stats_t *out);

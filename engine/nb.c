@@ -56,6 +56,7 @@ struct rmx_request {
     uint64_t token;
     void *dst;
     int in_place;
+    int updates;                /* a fetching atomic: it also writes [lo, hi) */
     unsigned char *land;        /* kept for reuse with the request; NULL once abandoned */
     size_t land_cap;
     struct rmx_request *prev, *next;
@@ -249,6 +250,20 @@ int rmx_nb_before_write(rmx_win_t *win, int target, size_t disp, size_t len)
     return RMX_OK;
 }
 
+int rmx_nb_before_read(rmx_win_t *win, int target, size_t disp, size_t len)
+{
+    rmx_ctx_t *ctx = win->ctx;
+    rmx_request_t *next;
+    for (rmx_request_t *r = ctx->tracker->nb.outstanding; r != NULL; r = next) {
+        next = r->next;
+        if (r->updates && r->target == target && overlaps(r, win, disp, disp + len)) {
+            ctx->stats.nb_write_waits++;
+            req_wait(r);
+        }
+    }
+    return RMX_OK;
+}
+
 /* Outstanding requests to target (-1: all) of the given kinds complete. */
 static void complete_where(rmx_ctx_t *ctx, int target, int puts_only)
 {
@@ -292,6 +307,19 @@ void rmx_nb_destroy(rmx_tracker_t *t)
 
 /* ---------------------------------------------------------------- issuing */
 
+/* The request's own landing buffer, at least len bytes (nothing is in flight into it). */
+static unsigned char *req_landing(rmx_request_t *r, size_t len)
+{
+    if (r->land_cap < len) {
+        unsigned char *p = realloc(r->land, len);
+        if (p == NULL)
+            return NULL;
+        r->land = p;
+        r->land_cap = len;
+    }
+    return r->land;
+}
+
 /* A get that needs UCP, after the flow-dependency check: left in flight. */
 static int iget_issue(rmx_win_t *win, rmx_request_t *r, void *dst, size_t len, int target,
                       size_t disp)
@@ -316,16 +344,8 @@ static int iget_issue(rmx_win_t *win, rmx_request_t *r, void *dst, size_t len, i
     r->kind = NB_GET_UCP;
     r->in_place = rem->ptr != NULL;
     void *to = dst;
-    if (!r->in_place) {
-        if (r->land_cap < len) {
-            unsigned char *p = realloc(r->land, len); /* nothing is in flight into it */
-            if (p == NULL)
-                return RMX_ERR_NOMEM;
-            r->land = p;
-            r->land_cap = len;
-        }
-        to = r->land;
-    }
+    if (!r->in_place && (to = req_landing(r, len)) == NULL)
+        return RMX_ERR_NOMEM;
     ucp_request_param_t prm = {.op_attr_mask = 0};
     ucs_status_ptr_t req = ucp_get_nbx(ep, to, len, rem->addr + disp, rem->rkey, &prm);
     if (UCS_PTR_IS_ERR(req))
@@ -414,6 +434,115 @@ int rmx_iget_sub(rmx_win_t *win, void *dst, const rmx_sub_t *local, int target, 
     return completed(win->ctx, rmx_get_sub(win, dst, local, target, disp, remote), r, req);
 }
 
+/* One native fetching atomic left in flight (rmx_amo_plan_t), after the same flow-dependency
+ * checks as rmx_rmw's.  Its reply lands in the request's own buffer (UCP) or is written into
+ * result by rmx's reply handler while the request is live (active messages), as a get's. */
+static int irmw_issue(rmx_win_t *win, rmx_request_t *r, const rmx_amo_plan_t *p, void *result,
+                      int target, size_t disp)
+{
+    rmx_ctx_t *ctx = win->ctx;
+    rmx_ucx_t *u = &ctx->ucx;
+    size_t size = p->size;
+    int rc = rmx_tracker_write_check(win, target, disp, size);
+    if (rc == RMX_OK)
+        rc = rmx_tracker_access(win, target, disp, size);
+    ucp_ep_h ep = rmx_ep(ctx, target);
+    if (rc == RMX_OK && ep == NULL)
+        rc = RMX_ERR_PEER;
+    if (rc != RMX_OK)
+        return rc;
+    const rmx_remote_t *rem = &win->remote[target];
+    r->win = win;
+    r->target = target;
+    r->lo = disp;
+    r->hi = disp + size;
+    r->dst = result;
+    r->updates = 1;
+    ctx->stats.atomics++;
+    ctx->stats.ucp_amos++;
+    uint32_t v32 = (uint32_t)p->value, n32 = (uint32_t)p->value2;
+    const void *operand = size == 4 ? (const void *)&v32 : (const void *)&p->value;
+    const void *newval = size == 4 ? (const void *)&n32 : (const void *)&p->value2;
+    rmx_am_peer_t *am = rmx_am(ctx, target);
+    if (am != NULL) {
+        r->kind = NB_GET_AM;
+        if (p->uop == UCP_ATOMIC_OP_CSWAP)
+            memcpy(result, newval, size); /* read as the new value when the request is sent */
+        return rmx_am_amo_start(u, am, p->uop, operand, result, size, rem->addr + disp,
+                                &r->token);
+    }
+    r->kind = NB_GET_UCP;
+    r->in_place = 0; /* the reply goes through the request's landing buffer */
+    unsigned char *slot = req_landing(r, 8);
+    if (slot == NULL)
+        return RMX_ERR_NOMEM;
+    memcpy(slot, newval, size); /* CSWAP: the new value in, the old value out */
+    ucp_request_param_t prm = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER,
+        .datatype = ucp_dt_make_contig(size),
+        .reply_buffer = slot,
+    };
+    ucs_status_ptr_t req = ucp_atomic_op_nbx(ep, p->uop, operand, 1, rem->addr + disp, rem->rkey,
+                                             &prm);
+    if (UCS_PTR_IS_ERR(req))
+        return rmx_ucx_failed(u, UCS_PTR_STATUS(req));
+    r->ucp = req;
+    return RMX_OK;
+}
+
+/* A checked fetching atomic as a request: in flight when the plan allows, else run now. */
+static int irmw_start(rmx_win_t *win, const rmx_amo_plan_t *p, void *result, int target,
+                      size_t disp, int (*blocking)(void *arg), void *arg, rmx_request_t **req)
+{
+    rmx_ctx_t *ctx = win->ctx;
+    rmx_request_t *r = req_new(ctx);
+    if (r == NULL)
+        return RMX_ERR_NOMEM;
+    if (!p->native)
+        return completed(ctx, blocking(arg), r, req);
+    int rc = irmw_issue(win, r, p, result, target, disp);
+    if (rc != RMX_OK) {
+        if (r->token != 0)
+            rmx_am_abandon(&ctx->ucx, r->token);
+        req_free(&ctx->tracker->nb, r);
+        return rc;
+    }
+    req_outstanding(ctx, r);
+    if (r->kind == NB_GET_UCP && r->ucp == NULL) { /* answered at once */
+        memcpy(result, r->land, p->size);
+        req_finish(r, RMX_OK);
+    } else {
+        ctx->stats.nb_requests++;
+    }
+    *req = r;
+    return RMX_OK;
+}
+
+typedef struct rmw_call {
+    rmx_win_t *win;
+    const void *operand, *operand2;
+    int count;
+    rmx_dtype_t dt;
+    void *result;
+    int target;
+    size_t disp;
+    int assert, op;
+} rmw_call_t;
+
+static int blocking_rmw(void *arg)
+{
+    const rmw_call_t *c = arg;
+    return rmx_rmw(c->win, c->operand, c->count, c->dt, c->result, c->target, c->disp, c->assert,
+                   (rmx_rmw_op_t)c->op);
+}
+
+static int blocking_rmw2(void *arg)
+{
+    const rmw_call_t *c = arg;
+    return rmx_rmw2(c->win, c->operand, c->count, c->dt, c->operand2, c->result, c->target,
+                    c->disp, c->assert, (rmx_rmw2_op_t)c->op);
+}
+
 int rmx_irmw(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt, void *result,
              int target, size_t disp, int assert, rmx_rmw_op_t op, rmx_request_t **req)
 {
@@ -422,14 +551,12 @@ int rmx_irmw(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt, voi
     *req = NULL;
     if (result == NULL) /* nothing to fetch: complete at once, no request */
         return rmx_rmw(win, operand, count, dt, result, target, disp, assert, op);
-    int rc = rmx_win_check(win);
+    rmx_amo_plan_t plan;
+    int rc = rmx_rmw_plan(win, operand, count, dt, target, disp, assert, op, &plan);
     if (rc != RMX_OK)
         return rc;
-    rmx_request_t *r = req_new(win->ctx);
-    if (r == NULL)
-        return RMX_ERR_NOMEM;
-    return completed(win->ctx,
-                     rmx_rmw(win, operand, count, dt, result, target, disp, assert, op), r, req);
+    rmw_call_t c = {win, operand, NULL, count, dt, result, target, disp, assert, (int)op};
+    return irmw_start(win, &plan, result, target, disp, blocking_rmw, &c, req);
 }
 
 int rmx_irmw2(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
@@ -441,16 +568,12 @@ int rmx_irmw2(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
     *req = NULL;
     if (result == NULL)
         return rmx_rmw2(win, operand, count, dt, operand2, result, target, disp, assert, op);
-    int rc = rmx_win_check(win);
+    rmx_amo_plan_t plan;
+    int rc = rmx_rmw2_plan(win, operand, count, dt, operand2, target, disp, assert, op, &plan);
     if (rc != RMX_OK)
         return rc;
-    rmx_request_t *r = req_new(win->ctx);
-    if (r == NULL)
-        return RMX_ERR_NOMEM;
-    return completed(win->ctx,
-                     rmx_rmw2(win, operand, count, dt, operand2, result, target, disp, assert,
-                              op),
-                     r, req);
+    rmw_call_t c = {win, operand, operand2, count, dt, result, target, disp, assert, (int)op};
+    return irmw_start(win, &plan, result, target, disp, blocking_rmw2, &c, req);
 }
 
 /* rmx_iput's UCP put, sent by rmx_tracker_put_span after its ordering decisions. */

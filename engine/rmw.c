@@ -550,3 +550,46 @@ int rmx_rmw2(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
     rc = rmw2_elements(win, operand, count, dt, operand2, result, target, disp, op);
     return epoch_end(win, target, assert, rc);
 }
+
+/* ---------------------------------------------------------------- nonblocking (engine/nb.c) */
+
+/* What a fetching rmx_irmw/rmx_irmw2 can leave in flight: one element, one native UCP atomic
+ * (no CAS loop, whose rounds each need the last answer), no lock to take, to a peer neither
+ * this rank nor mapped here (no CPU atomic, no copy that would not wait for it). */
+static int plan_target(rmx_win_t *win, int count, int target, int assert)
+{
+    return count == 1 && !takes_lock(assert) && target != win->ctx->rank &&
+           win->remote[target].direct == NULL;
+}
+
+int rmx_rmw_plan(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt, int target,
+                 size_t disp, int assert, rmx_rmw_op_t op, rmx_amo_plan_t *plan)
+{
+    int rc = check_rmw(win, operand, count, dt, target, disp, assert, op);
+    plan->native = 0;
+    if (rc != RMX_OK || !plan_target(win, count, target, assert))
+        return rc;
+    size_t size = dtypes[dt].size;
+    plan->size = size;
+    plan->native = op != RMX_OP_NO_OP &&
+                   rmw_native(op, dt, 1, operand_needed(op) ? elem_load(operand, 0, size) : 0,
+                              &plan->uop, &plan->value);
+    return RMX_OK;
+}
+
+int rmx_rmw2_plan(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
+                  const void *operand2, int target, size_t disp, int assert, rmx_rmw2_op_t op,
+                  rmx_amo_plan_t *plan)
+{
+    int rc = check_rmw2(win, operand, count, dt, operand2, target, disp, assert, op);
+    plan->native = 0;
+    if (rc != RMX_OK || !plan_target(win, count, target, assert))
+        return rc;
+    size_t size = dtypes[dt].size;
+    plan->size = size;
+    plan->native = op == RMX_OP2_COMP_SWAP && !dtypes[dt].is_float; /* as rmw2_element */
+    plan->uop = UCP_ATOMIC_OP_CSWAP;
+    plan->value = elem_load(operand, 0, size);
+    plan->value2 = elem_load(operand2, 0, size);
+    return RMX_OK;
+}

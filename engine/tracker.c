@@ -340,6 +340,11 @@ int rmx_tracker_before_access(rmx_win_t *win, int target, size_t disp, size_t le
     rmx_ctx_t *ctx = win->ctx;
     rmx_target_state_t *ts = &ctx->tracker->tgt[target];
     size_t hi = disp + len;
+    if (ts->nb_gets != 0) {
+        int rc = rmx_nb_before_read(win, target, disp, len);
+        if (rc != RMX_OK)
+            return rc;
+    }
     /* Nothing staged or pending at all was decided inline (tracker.h rmx_tracker_access). */
     if (stage_overlap(ts, win, disp, hi)) {
         int rc = issue_stage(ts, target);

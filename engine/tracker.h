@@ -44,8 +44,9 @@ typedef struct rmx_target_state {
     uint64_t hull_epoch;
     size_t hull_lo, hull_hi;
     rmx_range_t ranges[RMX_RANGE_CAP];
-    /* Nonblocking gets to this target still outstanding (engine/nb.c): a later put or atomic
-     * to bytes one of them reads waits for it (rmx_nb_before_write). */
+    /* Nonblocking gets and fetching atomics to this target still outstanding (engine/nb.c): a
+     * later put or atomic to bytes one of them reads waits for it (rmx_nb_before_write), and
+     * a later get of bytes an atomic updates (rmx_nb_before_read). */
     int nb_gets;
 } rmx_target_state_t;
 
@@ -80,6 +81,25 @@ int rmx_nb_before_write(rmx_win_t *win, int target, size_t disp, size_t len);
 int rmx_nb_complete(rmx_ctx_t *ctx, int target);
 /* engine/nb.c: free every request, whatever its state (the tracker goes away). */
 void rmx_nb_destroy(rmx_tracker_t *t);
+
+/* engine/nb.c: a get or atomic is about to read [disp, disp+len) of win at target, which has
+ * outstanding nonblocking requests: complete the atomics among them that update those bytes. */
+int rmx_nb_before_read(rmx_win_t *win, int target, size_t disp, size_t len);
+
+/* rmw.c, for rmx_irmw/rmx_irmw2 (nb.c): the call checked as rmx_rmw/rmx_rmw2 check it, and
+ * whether it is one native fetching atomic that can be left in flight (native), with its UCP
+ * op, operand bits (value) and CSWAP's new value (value2), of `size` bytes. */
+typedef struct rmx_amo_plan {
+    int native;
+    ucp_atomic_op_t uop;
+    uint64_t value, value2;
+    size_t size;
+} rmx_amo_plan_t;
+int rmx_rmw_plan(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt, int target,
+                 size_t disp, int assert, rmx_rmw_op_t op, rmx_amo_plan_t *plan);
+int rmx_rmw2_plan(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
+                  const void *operand2, int target, size_t disp, int assert, rmx_rmw2_op_t op,
+                  rmx_amo_plan_t *plan);
 
 /* A put or atomic to [disp, disp+len) at target: after the outstanding gets of those bytes. */
 static inline int rmx_tracker_write_check(rmx_win_t *win, int target, size_t disp, size_t len)
@@ -187,7 +207,8 @@ static inline int rmx_tracker_access(rmx_win_t *win, int target, size_t disp, si
 {
     rmx_ctx_t *ctx = win->ctx;
     const rmx_target_state_t *ts = &ctx->tracker->tgt[target];
-    if (__builtin_expect(ts->nranges == 0 && !ts->all_dirty && ts->stage.win == NULL, 1)) {
+    if (__builtin_expect(ts->nranges == 0 && !ts->all_dirty && ts->stage.win == NULL &&
+                             ts->nb_gets == 0, 1)) {
         ctx->stats.waits_avoided++;
         return RMX_OK;
     }

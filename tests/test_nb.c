@@ -575,3 +575,64 @@ Test(nb, outstanding_gets_to_a_rank_that_dies_fail_and_write_nothing_later,
     cr_expect_eq(status[2], 128 + SIGKILL, "the victim exited with %d", status[2]);
     cr_expect(rc == RMX_ERR_PEER, "rmx_fork_run: %s", rmx_strerror(rc));
 }
+
+/* ---------------------------------------------------------------- fetching atomics in flight */
+/* 4 ranks each leave 16 fetch-and-adds on rank 0's counter outstanding, then wait: the 64 old
+ * values are 0..63, once each.  An irmw then a get of the same word: the get sees the update
+ * (it waits for the atomic); an irmw then a put of that word: the put lands after it. */
+#define NFADD 16
+
+static int rank_irmw_in_flight(rmx_ctx_t *ctx, void *arg)
+{
+    (void)arg;
+    int me = rmx_rank(ctx), n = rmx_size(ctx), peer = (me + 1) % n;
+    void *base;
+    rmx_win_t *win;
+    RANK_OK(rmx_win_allocate(ctx, 4096, &base, &win));
+    int64_t *w = base;
+    RANK_OK(rmx_sync_all(ctx));
+    int64_t one = 1, old[NFADD];
+    rmx_request_t *r[NFADD];
+    for (int i = 0; i < NFADD; i++)
+        RANK_OK(rmx_irmw(win, &one, 1, RMX_INT64, &old[i], 0, 0, 0, RMX_OP_SUM, &r[i]));
+    RANK_OK(rmx_wait_all(r, NFADD));
+    /* slot me+1 at peer: an atomic then a get, then an atomic then a put */
+    int64_t five = 5, o5 = -1, got = -1, cmp = 5, nv = 9, o9 = -1, put = 100;
+    size_t slot = (size_t)(me + 1) * 8;
+    rmx_request_t *a, *b;
+    RANK_OK(rmx_irmw(win, &five, 1, RMX_INT64, &o5, peer, slot, 0, RMX_OP_SUM, &a));
+    RANK_OK(rmx_get(win, &got, 8, peer, slot));
+    RANK_ASSERT(got == 5, "a get after an outstanding irmw read %lld", (long long)got);
+    RANK_OK(rmx_irmw2(win, &cmp, 1, RMX_INT64, &nv, &o9, peer, slot, 0, RMX_OP2_COMP_SWAP, &b));
+    RANK_OK(rmx_put(win, &put, 8, peer, slot));
+    RANK_OK(rmx_wait(&a));
+    RANK_OK(rmx_wait(&b));
+    RANK_ASSERT(o5 == 0 && o9 == 5, "old values %lld %lld", (long long)o5, (long long)o9);
+    /* the fetched counter values go to rank 0's table */
+    RANK_OK(rmx_put(win, old, sizeof(old), 0, 512 + (size_t)me * sizeof(old)));
+    RANK_OK(rmx_sync_all(ctx));
+    int64_t mine = w[(me + n - 1) % n + 1]; /* the slot of the rank before */
+    RANK_ASSERT(mine == 100, "the put after the CSWAP lost: %lld", (long long)mine);
+    if (me == 0) {
+        RANK_ASSERT(w[0] == NFADD * n, "counter %lld", (long long)w[0]);
+        int seen[64] = {0};
+        for (int i = 0; i < NFADD * n; i++) {
+            int64_t v = w[64 + i];
+            RANK_ASSERT(v >= 0 && v < NFADD * n && !seen[v], "fetched value %lld twice or "
+                        "out of range", (long long)v);
+            seen[v] = 1;
+        }
+    }
+    rmx_stats_t st;
+    RANK_OK(rmx_stats(ctx, &st));
+    fprintf(stderr, "nb: rank %d: %llu requests left in flight\n", me,
+            (unsigned long long)st.nb_requests);
+    RANK_OK(rmx_sync_all(ctx));
+    RANK_OK(rmx_win_free(&win));
+    return 0;
+}
+
+Test(nb, fetching_atomics_in_flight_4_ranks, .timeout = RMX_T(60))
+{
+    run_body(4, rank_irmw_in_flight, NULL);
+}

@@ -501,6 +501,15 @@ static uint64_t load_operand(const void *p, size_t size)
 int rmx_am_amo(rmx_ucx_t *u, rmx_am_peer_t *p, ucp_atomic_op_t op, const void *operand,
                void *reply, size_t size, uint64_t raddr)
 {
+    uint64_t token;
+    int rc = rmx_am_amo_start(u, p, op, operand, reply, size, raddr, &token);
+    return rc != RMX_OK ? rc : rmx_am_wait(u, token);
+}
+
+int rmx_am_amo_start(rmx_ucx_t *u, rmx_am_peer_t *p, ucp_atomic_op_t op, const void *operand,
+                     void *reply, size_t size, uint64_t raddr, uint64_t *token)
+{
+    *token = 0;
     if (!reachable(p))
         return RMX_ERR_PEER;
     if (size != 4 && size != 8)
@@ -527,7 +536,8 @@ int rmx_am_amo(rmx_ucx_t *u, rmx_am_peer_t *p, ucp_atomic_op_t op, const void *o
     }
     if (reply == NULL)
         p->writes++; /* complete at the target once acknowledged (a flush), as UCP's */
-    return rmx_am_wait(u, o->token);
+    *token = o->token;
+    return RMX_OK;
 }
 
 /* Every write sent to p acknowledged, or p unreachable (its writes lost: reported once, unless

@@ -152,6 +152,10 @@ int rmx_am_put(rmx_ucx_t *u, rmx_am_peer_t *am, const void *src, size_t len, uin
 int rmx_am_get(rmx_ucx_t *u, rmx_am_peer_t *am, void *dst, size_t len, uint64_t raddr);
 int rmx_am_amo(rmx_ucx_t *u, rmx_am_peer_t *am, ucp_atomic_op_t op, const void *operand,
                void *reply, size_t size, uint64_t raddr);
+/* rmx_am_amo left in flight (reply, if any, written only while it is: its CSWAP new value is
+ * read from it now); ended by exactly one rmx_am_wait, rmx_am_test or rmx_am_abandon. */
+int rmx_am_amo_start(rmx_ucx_t *u, rmx_am_peer_t *am, ucp_atomic_op_t op, const void *operand,
+                     void *reply, size_t size, uint64_t raddr, uint64_t *token);
 /* A get left in flight, its bytes going to dst; ended by exactly one rmx_am_wait or
  * rmx_am_abandon. */
 int rmx_am_get_start(rmx_ucx_t *u, rmx_am_peer_t *am, void *dst, size_t len, uint64_t raddr,
