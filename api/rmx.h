@@ -493,8 +493,9 @@ typedef struct rmx_request rmx_request_t;
 /* rmx_get, nonblocking: dst holds the data once the request has completed. */
 RMX_API int rmx_iget(rmx_win_t *win, void *dst, size_t len, int target, size_t disp,
                      rmx_request_t **req);
-/* rmx_get_sub, nonblocking.  Today a section of several runs is read before the call returns
- * (the request comes back complete); one contiguous run on both sides goes as rmx_iget. */
+/* rmx_get_sub, nonblocking in form: today the section is read before the call returns (as
+ * rmx_get_sub, which already keeps up to 64 gets of one section in flight) and the request
+ * comes back complete; rmx_iget is the call that overlaps. */
 RMX_API int rmx_iget_sub(rmx_win_t *win, void *dst, const rmx_sub_t *local, int target,
                          size_t disp, const rmx_sub_t *remote, rmx_request_t **req);
 /* rmx_rmw / rmx_rmw2, nonblocking: result holds the old values once the request has completed.

@@ -12,8 +12,16 @@
  * rmx's active messages, am_rma.c) and a put larger than coalesce_max over UCP RMA (its source
  * is read until the UCP request completes).  Everything else completes inside the issuing call:
  * copies to and from this rank and mapped peers, small puts (staged: the source is copied),
- * puts over active messages (rmx_am_put returns once the chunks left), and today sections of
- * several runs and fetching atomics (through the blocking calls).
+ * puts over active messages (rmx_am_put returns once the chunks left), and today sections
+ * (rmx_get_sub) and the fetching atomics that are not one native UCP atomic (through the
+ * blocking calls).
+ *
+ * A fetching atomic in flight (rmx_irmw/rmx_irmw2: one element, native op, no lock, to a peer
+ * not mapped here) is tracked as a get that also writes its bytes: later puts and atomics of
+ * them wait for it (as for gets), and so do later gets (rmx_nb_before_read, from the slow path
+ * of rmx_tracker_access).  Over tcp and UCX's software emulation the transport keeps one
+ * endpoint's requests in order anyway; the waits matter where it does not (RDMA: a read may
+ * pass an atomic).
  *
  * Flow dependencies (tracker.c's rules, extended):
  *  - a get first resolves earlier puts to its bytes (rmx_tracker_access: staged bytes issued,

@@ -419,6 +419,16 @@ static int rank_forms_and_bad_input(rmx_ctx_t *ctx, void *arg)
     RANK_OK(rmx_wait(&r));
     RANK_RC(RMX_ERR_ARG, rmx_wait(&copy));
     RANK_RC(RMX_ERR_ARG, rmx_test(&copy, &done));
+    /* a segment end completes a request (its data there) without releasing it */
+    int64_t four[4] = {-1, -1, -1, -1};
+    RANK_OK(rmx_iget(win, four, sizeof(four), peer, 8, &r));
+    RANK_OK(rmx_sync_memory(ctx));
+    for (int i = 0; i < 4; i++)
+        RANK_ASSERT(four[i] == peer * 1000 + 1 + i, "after sync_memory, element %d: %lld", i,
+                    (long long)four[i]);
+    RANK_ASSERT(r != NULL, "sync_memory released the request");
+    RANK_OK(rmx_test(&r, &done));
+    RANK_ASSERT(done == 1 && r == NULL, "a request completed by sync_memory tests done");
     /* a request outlives its window: freed with it outstanding, then waited on */
     rmx_win_t *w2;
     void *b2;
