@@ -493,9 +493,10 @@ typedef struct rmx_request rmx_request_t;
 /* rmx_get, nonblocking: dst holds the data once the request has completed. */
 RMX_API int rmx_iget(rmx_win_t *win, void *dst, size_t len, int target, size_t disp,
                      rmx_request_t **req);
-/* rmx_get_sub, nonblocking in form: today the section is read before the call returns (as
- * rmx_get_sub, which already keeps up to 64 gets of one section in flight) and the request
- * comes back complete; rmx_iget is the call that overlaps. */
+/* rmx_get_sub, nonblocking.  A section that is one contiguous run on both sides is left in
+ * flight as rmx_iget's; today any other section is read before the call returns (as
+ * rmx_get_sub, which keeps up to 64 gets of one section in flight) and the request comes back
+ * complete. */
 RMX_API int rmx_iget_sub(rmx_win_t *win, void *dst, const rmx_sub_t *local, int target,
                          size_t disp, const rmx_sub_t *remote, rmx_request_t **req);
 /* rmx_rmw / rmx_rmw2, nonblocking: result holds the old values once the request has completed.

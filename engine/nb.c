@@ -12,8 +12,8 @@
  * rmx's active messages, am_rma.c) and a put larger than coalesce_max over UCP RMA (its source
  * is read until the UCP request completes).  Everything else completes inside the issuing call:
  * copies to and from this rank and mapped peers, small puts (staged: the source is copied),
- * puts over active messages (rmx_am_put returns once the chunks left), and today sections
- * (rmx_get_sub) and the fetching atomics that are not one native UCP atomic (through the
+ * puts over active messages (rmx_am_put returns once the chunks left), and today sections of
+ * more than one run (rmx_get_sub) and the fetching atomics that are not one native UCP atomic (through the
  * blocking calls).
  *
  * A fetching atomic in flight (rmx_irmw/rmx_irmw2: one element, native op, no lock, to a peer
@@ -41,6 +41,7 @@
  */
 #include <stdlib.h>
 #include "rma.h"
+#include "subarray.h"
 
 #define RMX_REQ_MAGIC 0x524d5852u /* "RMXR" */
 
@@ -436,6 +437,15 @@ int rmx_iget_sub(rmx_win_t *win, void *dst, const rmx_sub_t *local, int target, 
     int rc = rmx_win_check(win);
     if (rc != RMX_OK)
         return rc;
+    /* One run on both sides: a contiguous get, left in flight as rmx_iget's (rmx_get_sub
+     * makes the same decision).  Anything else, bad input included, goes the blocking way. */
+    rmx_sub_layout_t L, R;
+    if (local != NULL && remote != NULL && rmx_sub_layout(local, &L) == RMX_OK &&
+        rmx_sub_layout(remote, &R) == RMX_OK && rmx_sub_match(&L, &R) == RMX_OK &&
+        L.nelem > 0 && L.nruns == 1 && R.nruns == 1 && dst != NULL &&
+        rmx_check_target(win, target, disp, R.hi) == RMX_OK)
+        return iget_checked(win, (unsigned char *)dst + L.base, L.run_bytes, target,
+                            disp + R.base, req);
     rmx_request_t *r = req_new(win->ctx);
     if (r == NULL)
         return RMX_ERR_NOMEM;

@@ -366,6 +366,17 @@ static int rank_forms_and_bad_input(rmx_ctx_t *ctx, void *arg)
     for (int i = 0; i < 16; i++)
         RANK_ASSERT(got[i] == peer * 1000 + 2 * i, "iget_sub element %d: %lld", i,
                     (long long)got[i]);
+    /* iget_sub of one run on both sides: in flight as an iget; elements 8..23 of peer's */
+    size_t cd[1][4] = {{64, 8, 16, 1}};
+    rmx_sub_t C = make_sub(8, RMX_ORDER_C, 1, cd);
+    memset(got, 0xEE, sizeof(got));
+    RANK_OK(rmx_iget_sub(win, got, &L, peer, 0, &C, &r));
+    RANK_OK(rmx_wait(&r));
+    for (int i = 0; i < 16; i++)
+        RANK_ASSERT(got[i] == peer * 1000 + 8 + i, "contiguous iget_sub element %d: %lld", i,
+                    (long long)got[i]);
+    RANK_RC(RMX_ERR_ARG, rmx_iget_sub(win, NULL, &L, peer, 0, &C, &r));
+    RANK_RC(RMX_ERR_RANGE, rmx_iget_sub(win, got, &L, peer, 4000, &C, &r));
     /* irmw: fetching (a request), non-fetching (none) */
     RANK_OK(rmx_sync_all(ctx));
     int64_t one = 1, old = -1;
