@@ -29,6 +29,11 @@ typedef struct rmx_stage {
 typedef struct rmx_target_state {
     rmx_stage_t stage;
     int nranges;
+    /* Nonblocking gets and fetching atomics to this target still outstanding (engine/nb.c): a
+     * later put or atomic to bytes one of them reads waits for it (rmx_nb_before_write), and
+     * a later get of bytes an atomic updates (rmx_nb_before_read).  Beside the fields every
+     * put and get reads: no cache line more on their path. */
+    int nb_gets;
     int all_dirty;          /* the list overflowed: every byte of the target counts as pending */
     uint64_t all_dirty_epoch;
     int touched;            /* listed in tracker->touched */
@@ -44,10 +49,6 @@ typedef struct rmx_target_state {
     uint64_t hull_epoch;
     size_t hull_lo, hull_hi;
     rmx_range_t ranges[RMX_RANGE_CAP];
-    /* Nonblocking gets and fetching atomics to this target still outstanding (engine/nb.c): a
-     * later put or atomic to bytes one of them reads waits for it (rmx_nb_before_write), and
-     * a later get of bytes an atomic updates (rmx_nb_before_read). */
-    int nb_gets;
 } rmx_target_state_t;
 
 #define RMX_HULL_MIXED ((rmx_win_t *)1)
