@@ -461,9 +461,7 @@ static int irmw_issue(rmx_win_t *win, rmx_request_t *r, const rmx_amo_plan_t *p,
     rmx_ctx_t *ctx = win->ctx;
     rmx_ucx_t *u = &ctx->ucx;
     size_t size = p->size;
-    int rc = rmx_tracker_write_check(win, target, disp, size);
-    if (rc == RMX_OK)
-        rc = rmx_tracker_access(win, target, disp, size);
+    int rc = rmx_tracker_update_access(win, target, disp, size); /* as rmx_rmw's */
     ucp_ep_h ep = rmx_ep(ctx, target);
     if (rc == RMX_OK && ep == NULL)
         rc = RMX_ERR_PEER;

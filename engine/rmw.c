@@ -243,7 +243,7 @@ RMW_INLINE int check_access(rmx_win_t *win, int count, rmx_dtype_t dt, int targe
     return RMX_OK;
 }
 
-static int check_rmw(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt, int target,
+RMW_INLINE int check_rmw(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt, int target,
                      size_t disp, int assert, rmx_rmw_op_t op)
 {
     int rc = rmx_win_check(win);
@@ -258,7 +258,7 @@ static int check_rmw(rmx_win_t *win, const void *operand, int count, rmx_dtype_t
     return check_access(win, count, dt, target, disp, assert);
 }
 
-static int check_rmw2(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
+RMW_INLINE int check_rmw2(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
                       const void *operand2, int target, size_t disp, int assert, rmx_rmw2_op_t op)
 {
     int rc = rmx_win_check(win);
@@ -412,12 +412,9 @@ RMW_INLINE int site_open(rmw_site_t *s, rmx_win_t *win, rmx_dtype_t dt, int coun
                       .disp = disp, .dt = dt, .size = dtypes[dt].size,
                       .direct = rmx_remote_amo_direct(ctx, &win->remote[target])};
     ctx->stats.atomics++;
-    /* An atomic on bytes an outstanding nonblocking get reads waits for it (engine/nb.c). */
-    int rc = rmx_tracker_write_check(win, target, disp, (size_t)count * s->size);
-    if (rc != RMX_OK)
-        return rc;
-    /* An atomic on bytes an earlier put of this segment wrote must see that put. */
-    return rmx_tracker_access(win, target, disp, (size_t)count * s->size);
+    /* An atomic on bytes an earlier put of this segment wrote must see that put; on bytes an
+     * outstanding nonblocking get reads, it waits for that get (engine/nb.c). */
+    return rmx_tracker_update_access(win, target, disp, (size_t)count * s->size);
 }
 
 /* Non-fetching atomics issued to target are complete there once this returns. */
@@ -493,9 +490,7 @@ RMW_INLINE int rmw_single(rmx_win_t *win, const void *operand, rmx_dtype_t dt, v
     rmx_ctx_t *ctx = win->ctx;
     const rmx_remote_t *rem = &win->remote[target];
     ctx->stats.atomics++;
-    int rc = rmx_tracker_write_check(win, target, disp, size);
-    if (rc == RMX_OK)
-        rc = rmx_tracker_access(win, target, disp, size);
+    int rc = rmx_tracker_update_access(win, target, disp, size); /* as site_open */
     if (rc != RMX_OK)
         return rc;
     uint64_t old = 0;

@@ -359,6 +359,16 @@ int rmx_tracker_before_access(rmx_win_t *win, int target, size_t disp, size_t le
     return flush_target(ctx, ts, target);
 }
 
+int rmx_tracker_before_update(rmx_win_t *win, int target, size_t disp, size_t len)
+{
+    if (win->ctx->tracker->tgt[target].nb_gets != 0) {
+        int rc = rmx_nb_before_write(win, target, disp, len);
+        if (rc != RMX_OK)
+            return rc;
+    }
+    return rmx_tracker_before_access(win, target, disp, len);
+}
+
 static void untouch_all(rmx_tracker_t *t)
 {
     for (int i = 0; i < t->ntouched; i++) {

@@ -216,4 +216,20 @@ static inline int rmx_tracker_access(rmx_win_t *win, int target, size_t disp, si
     return rmx_tracker_before_access(win, target, disp, len);
 }
 
+/* rmx_tracker_access for an atomic, which also writes its bytes: the same inline decision,
+ * and on the slow path it first waits for outstanding gets of those bytes (rmx_nb_before_write)
+ * as a put does.  One test on the fast path, as before nonblocking gets existed. */
+int rmx_tracker_before_update(rmx_win_t *win, int target, size_t disp, size_t len);
+static inline int rmx_tracker_update_access(rmx_win_t *win, int target, size_t disp, size_t len)
+{
+    rmx_ctx_t *ctx = win->ctx;
+    const rmx_target_state_t *ts = &ctx->tracker->tgt[target];
+    if (__builtin_expect(ts->nranges == 0 && !ts->all_dirty && ts->stage.win == NULL &&
+                             ts->nb_gets == 0, 1)) {
+        ctx->stats.waits_avoided++;
+        return RMX_OK;
+    }
+    return rmx_tracker_before_update(win, target, disp, len);
+}
+
 #endif
