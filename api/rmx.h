@@ -11,11 +11,14 @@
  *  - Every function returns RMX_OK (0) or a negative RMX_ERR_* code; rmx_strerror() explains it.
  *    No function aborts the process on bad input; a call that fails its checks sends nothing.
  *  - Ranks are 0 .. rmx_size()-1.  Displacements ("disp") are byte offsets into the target's window.
- *  - Thread safety: a context and its windows belong to the thread that called rmx_init().
- *    Calls from any other thread fail with RMX_ERR_THREAD (checked on every call).  Several
- *    contexts may live in one process, each owned by one thread.  rmx may run one thread of its
- *    own per context, the progress agent (rmx_progress_t below), which blocks every signal and
- *    touches none of the program's memory outside the windows.
+ *  - Thread safety: rmx_config_t.threads chooses (rmx_thread_level_t below).  RMX_THREAD_SINGLE,
+ *    the default: a context and its windows belong to the thread that called rmx_init(); calls
+ *    from any other thread fail with RMX_ERR_THREAD (checked on every call).  RMX_THREAD_MULTIPLE:
+ *    every call may come from any thread, concurrently; the rules per call are under "Threads"
+ *    beside rmx_thread_level_t.  Several contexts may live in one process, each with its own
+ *    level.  rmx may run one thread of its own per context, the progress agent (rmx_progress_t
+ *    below), which blocks every signal and touches none of the program's memory outside the
+ *    windows.
  *  - Peer failure: when a rank dies, every call that needs it returns RMX_ERR_PEER once the
  *    transport has noticed (UCX keepalive every peer_timeout_s/4 over shared memory, the reset
  *    socket at once over tcp), including calls already waiting on it; so do the collectives
@@ -149,7 +152,7 @@ enum {
     RMX_ERR_BOOTSTRAP   = -13, /* out-of-band exchange (PMIx / OOB callbacks) failed              */
     RMX_ERR_TRANSPORT   = -14, /* UCX reported an error                                           */
     RMX_ERR_UNSUPPORTED = -15, /* valid request this build cannot serve                           */
-    RMX_ERR_THREAD      = -16, /* called from a thread that does not own the context             */
+    RMX_ERR_THREAD      = -16, /* a thread the context's thread level does not let in (above)    */
     RMX_ERR_STOPPED     = -17, /* a rank this sync needs has begun rmx_finalize (it stopped)       */
     RMX_ERR_COLLECTIVE  = -18, /* another rank failed its part of this collective call (below)    */
 };
@@ -266,6 +269,55 @@ typedef enum {
     RMX_LOG_DEBUG,
 } rmx_log_level_t;
 
+/*
+ * Thread levels (rmx_config_t.threads), as MPI's MPI_THREAD_SINGLE / MPI_THREAD_MULTIPLE.
+ *  SINGLE    the context belongs to the thread that called rmx_init: any other thread's call
+ *            returns RMX_ERR_THREAD and touches nothing.  No lock is taken anywhere.
+ *  MULTIPLE  any thread may call, concurrently.  A call holds the context's lock while it runs,
+ *            so calls on one context are serialized (issue 18's streams will give threads
+ *            paths that share no lock); a call that waits for other ranks (rmx_sync_all,
+ *            rmx_sync_images, a contended rmx_win_lock, window creation and free, and the
+ *            termination wait of rmx_finalize) lets the other threads of its rank in between
+ *            its polls, so their puts, gets and atomics go on and complete while it waits
+ *            (and can be what the other ranks are waiting for).  A single transfer's wait
+ *            (a get, a fetching atomic, a flush at a segment's end) keeps the lock: it needs no
+ *            other thread of this rank, only the target, and is bounded by peer_timeout_s.
+ * Threads (RMX_THREAD_MULTIPLE), per call:
+ *  - rmx_put, rmx_get, rmx_put_sub, rmx_get_sub, rmx_rmw, rmx_rmw2, rmx_win_size, rmx_progress,
+ *    rmx_rank, rmx_size, rmx_peer_status, rmx_stats, rmx_stats_reset: safe concurrently with
+ *    every call, on the same window or others.  Segments are the rank's, not a thread's: an
+ *    image-control call on one thread (rmx_sync_memory, rmx_sync_all, rmx_sync_images, lock,
+ *    unlock) completes the operations every thread of the rank issued before it.  Two
+ *    threads' accesses to the same bytes are ordered only by the program's own synchronization
+ *    (as two processes' would be).  An rmw with RMX_MODE_PASSIVE_EPOCH_IMPLICIT waits while
+ *    another thread's implicit epoch holds the same target of the same window.
+ *  - rmx_sync_memory, rmx_sync_images: safe concurrently (each thread's sync_images counts as one
+ *    call naming each listed image: the k-th call of this rank naming Q, whichever thread made
+ *    it, matches Q's k-th call naming this rank).
+ *  - rmx_win_lock / rmx_win_unlock: the epoch on (window, target) is the rank's, as in MPI: one
+ *    thread may unlock what another locked.  A second lock of the same target and window while
+ *    one is held or being acquired by any thread of the rank is RMX_ERR_EPOCH, and so is an
+ *    unlock while it is still being acquired.  Locks of other targets or windows are
+ *    independent.
+ *  - Collectives (rmx_win_allocate, rmx_win_create, rmx_win_free, rmx_sync_all, rmx_finalize):
+ *    one at a time per rank, in the same order on every rank, as MPI requires of a
+ *    communicator's collectives: one called while another thread of the rank is inside one
+ *    returns RMX_ERR_THREAD at once (it does not take part: the other ranks would wait for it,
+ *    so this is the program's error, reported rather than hung).  Other threads may do RMA on
+ *    other windows meanwhile.
+ *  - Using a window while another thread frees it, or a context while another finalizes it, is
+ *    the program's error (MPI's too).  rmx reports what it can: a call that finds its window
+ *    being freed or freed returns RMX_ERR_WIN, a call on a context being finalized or
+ *    finalized RMX_ERR_CTX, and rmx_finalize while another thread is inside a call on the
+ *    context returns RMX_ERR_THREAD and finalizes nothing.
+ *  - rmx_init, rmx_config_init, rmx_strerror, rmx_version*, rmx_topology_print: any thread, any
+ *    time, at every level.
+ */
+typedef enum {
+    RMX_THREAD_SINGLE = 0,  /* the default: the thread that called rmx_init only */
+    RMX_THREAD_MULTIPLE,    /* any thread, concurrently */
+} rmx_thread_level_t;
+
 /* The largest rmx_config_t.coalesce_max. */
 #define RMX_COALESCE_MAX_LIMIT 65536
 
@@ -284,6 +336,7 @@ typedef struct rmx_config {
     rmx_win_memory_t window_memory; /* backing of rmx_win_allocate (above)                          */
     rmx_direct_t direct;        /* loads, stores and CPU atomics on mapped peers (above)            */
     rmx_log_level_t log_level;  /* what rmx writes on stderr (above); RMX_LOG wins when set      */
+    rmx_thread_level_t threads; /* which threads may call (above); a bad value: RMX_ERR_ARG       */
 } rmx_config_t;
 
 /* Fill *cfg with the defaults (AUTO bootstrap, bind, progress, window memory and direct access

@@ -52,6 +52,44 @@ void rmx_config_init(rmx_config_t *cfg)
 
 __thread pthread_t rmx_self_tid __attribute__((tls_model("initial-exec")));
 __thread int rmx_self_known __attribute__((tls_model("initial-exec")));
+__thread rmx_ctx_t *rmx_mt_held __attribute__((tls_model("initial-exec")));
+
+/* ---- RMX_THREAD_MULTIPLE: the context's lock (internal.h, RMX_MT_RETRY) */
+__thread int rmx_mt_collective_mine __attribute__((tls_model("initial-exec")));
+
+int rmx_mt_lock(rmx_ctx_t *ctx)
+{
+    pthread_mutex_lock(&ctx->mt_lock);
+    rmx_mt_held = ctx;
+    ctx->mt_inside++;
+    /* Checked again under the lock: finalize may have begun or ended while we waited for it. */
+    return ctx->magic == RMX_CTX_MAGIC && !ctx->mt_closing ? RMX_OK : RMX_ERR_CTX;
+}
+
+int rmx_mt_unlock_ret(rmx_ctx_t *ctx, int rc)
+{
+    if (rmx_mt_collective_mine) {
+        ctx->mt_collective = 0;
+        rmx_mt_collective_mine = 0;
+    }
+    ctx->mt_inside--;
+    rmx_mt_held = NULL;
+    pthread_mutex_unlock(&ctx->mt_lock);
+    return rc;
+}
+
+void rmx_ctx_yield(rmx_ctx_t *ctx)
+{
+    if (!ctx->mt || rmx_mt_held != ctx) {
+        sched_yield();
+        return;
+    }
+    rmx_mt_held = NULL;
+    pthread_mutex_unlock(&ctx->mt_lock);
+    sched_yield(); /* a thread blocked on the lock was woken: let it take it */
+    pthread_mutex_lock(&ctx->mt_lock);
+    rmx_mt_held = ctx;
+}
 
 void rmx_peers_reap(rmx_ctx_t *ctx)
 {
@@ -69,7 +107,7 @@ int rmx_progress(rmx_ctx_t *ctx)
 {
     int rc = rmx_ctx_check(ctx);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, ctx, rmx_progress(ctx));
     (void)rmx_ucx_progress(&ctx->ucx);
     return RMX_OK;
 }
@@ -77,13 +115,13 @@ int rmx_progress(rmx_ctx_t *ctx)
 int rmx_rank(rmx_ctx_t *ctx)
 {
     int rc = rmx_ctx_check(ctx);
-    return rc != RMX_OK ? rc : ctx->rank;
+    return rc != RMX_OK ? RMX_MT_RETRY(rc, ctx, rmx_rank(ctx)) : ctx->rank;
 }
 
 int rmx_size(rmx_ctx_t *ctx)
 {
     int rc = rmx_ctx_check(ctx);
-    return rc != RMX_OK ? rc : ctx->size;
+    return rc != RMX_OK ? RMX_MT_RETRY(rc, ctx, rmx_size(ctx)) : ctx->size;
 }
 
 /* Called from inside ucp_worker_progress: only record the failure; the endpoint is closed at the
@@ -217,6 +255,9 @@ static int resolve_config(rmx_config_t *c)
         return bad_field("progress", "is not an rmx_progress_t (or RMX_PROGRESS is bad)");
     if (resolve_window_memory(&c->window_memory) != RMX_OK)
         return bad_field("window_memory", "is not an rmx_win_memory_t (or RMX_WIN_MEMORY is bad)");
+    if (c->threads != RMX_THREAD_SINGLE && c->threads != RMX_THREAD_MULTIPLE)
+        return bad_field("threads", "is not an rmx_thread_level_t (RMX_THREAD_SINGLE or "
+                                    "RMX_THREAD_MULTIPLE)");
     if (resolve_direct(&c->direct) != RMX_OK)
         return bad_field("direct", "is not an rmx_direct_t (or RMX_DIRECT is not 1 or 0)");
     if (c->bootstrap == RMX_BOOT_OOB) {
@@ -483,6 +524,9 @@ int rmx_init(const rmx_config_t *cfg, rmx_ctx_t **out)
         return RMX_ERR_ARG;
     }
     ctx->owner = pthread_self();
+    ctx->mt = ctx->cfg.threads == RMX_THREAD_MULTIPLE;
+    if (ctx->mt)
+        pthread_mutex_init(&ctx->mt_lock, NULL);
     ctx->direct = ctx->cfg.direct == RMX_DIRECT_ON;
 
     int rc = open_bootstrap(ctx);
@@ -530,7 +574,14 @@ int rmx_finalize(rmx_ctx_t *ctx)
 {
     int rc = rmx_ctx_check(ctx);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, ctx, rmx_finalize(ctx));
+    /* RMX_THREAD_MULTIPLE: not under another thread's feet (rmx.h, Threads); once begun, every
+     * new call (also from a thread let in while this one waits below) is RMX_ERR_CTX. */
+    if (ctx->mt) { /* this thread holds the lock */
+        if (ctx->mt_inside > 1)
+            return RMX_ERR_THREAD;
+        ctx->mt_closing = 1;
+    }
     /* Every rank's operations complete, and every rank stops accessing, before memory goes:
      * Fortran's normal termination, where an image's data stay reachable until all images
      * have initiated it.  Not a sync_all: ranks still in one learn that this one stopped. */

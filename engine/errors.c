@@ -20,7 +20,8 @@ const char *rmx_strerror(int err)
     case RMX_ERR_BOOTSTRAP:   return "bootstrap (PMIx or out-of-band exchange) failed";
     case RMX_ERR_TRANSPORT:   return "UCX transport error";
     case RMX_ERR_UNSUPPORTED: return "operation not supported by this build";
-    case RMX_ERR_THREAD:      return "called from a thread that does not own the context";
+    case RMX_ERR_THREAD:      return "called from a thread the context's thread level does not "
+                                     "let in (not its owner, or a second collective at once)";
     case RMX_ERR_STOPPED:     return "a rank this synchronization needs has stopped (finalized)";
     case RMX_ERR_COLLECTIVE:  return "another rank failed its part of this collective call";
     default:                  return "unknown rmx error code";

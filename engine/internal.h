@@ -132,6 +132,13 @@ struct rmx_ctx {
     rmx_stats_t stats;
     int topo_held;
     rmx_logger_t log;               /* RMX_LOG (log.h): level, rank, time of init */
+    /* RMX_THREAD_MULTIPLE (rmx.h): every entry point holds `mt_lock` (RMX_MT_RETRY); waits on
+     * other ranks let it go between polls (rmx_ctx_yield).  All below under the lock. */
+    int mt;                         /* cfg.threads == RMX_THREAD_MULTIPLE */
+    pthread_mutex_t mt_lock;        /* never destroyed: the handle outlives finalize (rmx_bury) */
+    int mt_inside;                  /* threads inside an entry point (waiters that yielded too) */
+    int mt_collective;              /* a collective call is running on some thread */
+    int mt_closing;                 /* rmx_finalize has begun: every new call is RMX_ERR_CTX */
 };
 
 struct rmx_win {
@@ -151,8 +158,22 @@ struct rmx_win {
     int lock_area_slot;             /* that region's number, or -1 */
     uint64_t *lock_word;
     rmx_remote_t *lock_remote;      /* [ctx->size] */
-    uint8_t *lock_held;             /* [ctx->size] 0, RMX_LOCK_EXCLUSIVE or RMX_LOCK_SHARED */
+    uint8_t *lock_held;             /* [ctx->size] 0, RMX_LOCK_EXCLUSIVE or RMX_LOCK_SHARED,
+                                     * with the RMX_HELD_* bits (lock.c) */
+    int mt_closing;                 /* RMX_THREAD_MULTIPLE: rmx_win_free is under way */
 };
+
+/* Bits of rmx_win.lock_held[] beside the lock type (lock.c). */
+#define RMX_HELD_NOCHECK  0x80      /* no word was taken (RMX_MODE_NOCHECK) */
+#define RMX_HELD_PENDING  0x40      /* being acquired: its back-off lets other threads in */
+#define RMX_HELD_IMPLICIT 0x20      /* an rmw's implicit epoch (RMX_MODE_PASSIVE_EPOCH_IMPLICIT) */
+#define RMX_HELD_TYPE(h)  ((h) & 0x3)
+
+/* lock.c: an rmw's implicit exclusive epoch on target, from inside rmx_rmw/rmx_rmw2 (which hold
+ * the context).  At RMX_THREAD_MULTIPLE it first waits out another thread's implicit epoch on
+ * the same target; an explicit one is RMX_ERR_EPOCH, as the nesting rule says. */
+int rmx_win_lock_implicit(rmx_win_t *win, int target);
+int rmx_win_unlock_implicit(rmx_win_t *win, int target);
 
 /* Mark a released handle dead and keep its memory, so later use is detected (context.c). */
 void rmx_bury(void *handle, uint32_t *magic);
@@ -183,23 +204,84 @@ static inline pthread_t rmx_self_thread(void)
  * 2; 0 in 12 since). */
 void rmx_peers_reap(rmx_ctx_t *ctx);
 
-/* Context alive and owned by the calling thread; failed peers' endpoints reaped. */
+/*
+ * Entry: every public call on a context or window begins with its check, and hands any failure
+ * to RMX_MT_RETRY with a call of itself:
+ *     int rc = rmx_ctx_check(ctx);                 (or rmx_win_check(win))
+ *     if (rc != RMX_OK)
+ *         return RMX_MT_RETRY(rc, ctx, rmx_xxx(ctx, ...));
+ * At RMX_THREAD_SINGLE the check is the owner check and RMX_MT_RETRY returns rc: one more branch,
+ * on ctx->mt, is all the fast path pays (no state crosses the body, so its returns cost
+ * nothing).  At RMX_THREAD_MULTIPLE a thread that does not hold the context's lock gets
+ * RMX_MT_LOCK from the check, and RMX_MT_RETRY takes the lock, makes the call again (which now
+ * passes its check: this thread holds it), and lets the lock go.  One body per call, and calls
+ * made from inside others on the same thread (rmw's implicit epoch calls rmx_win_lock, sections
+ * call rmx_put_sub) pass through, as the lock is theirs already.
+ */
+#define RMX_MT_LOCK 1   /* internal: "take the lock and call again"; never returned to a caller */
+
+/* The context whose lock this thread holds (at most one: entry points do not cross contexts),
+ * and whether this thread's call holding it is a collective (rmx_collective_enter). */
+extern __thread rmx_ctx_t *rmx_mt_held __attribute__((tls_model("initial-exec")));
+extern __thread int rmx_mt_collective_mine __attribute__((tls_model("initial-exec")));
+
+/* Take ctx's lock (RMX_OK, or RMX_ERR_CTX when the context was finalized or is being finalized
+ * meanwhile: the lock is held either way), and let it go returning rc (context.c). */
+int rmx_mt_lock(rmx_ctx_t *ctx);
+int rmx_mt_unlock_ret(rmx_ctx_t *ctx, int rc);
+#define RMX_MT_RETRY(rc, ctx, call)                                                             \
+    (__builtin_expect((rc) != RMX_MT_LOCK, 1)                                                   \
+         ? (rc)                                                                                 \
+         : rmx_mt_unlock_ret((ctx), rmx_mt_lock(ctx) == RMX_OK ? (call) : RMX_ERR_CTX))
+
+/* Context alive and this thread let in (the owner; at RMX_THREAD_MULTIPLE the holder of the lock,
+ * else RMX_MT_LOCK); failed peers' endpoints reaped. */
 static inline int rmx_ctx_check(rmx_ctx_t *ctx)
 {
     if (ctx == NULL || ctx->magic != RMX_CTX_MAGIC)
         return RMX_ERR_CTX;
-    if (!pthread_equal(ctx->owner, rmx_self_thread()))
+    if (__builtin_expect(ctx->mt, 0)) {
+        if (rmx_mt_held != ctx)
+            return RMX_MT_LOCK;
+        if (ctx->mt_closing)
+            return RMX_ERR_CTX; /* let in while rmx_finalize waits */
+    } else if (!pthread_equal(ctx->owner, rmx_self_thread())) {
         return RMX_ERR_THREAD;
+    }
     if (__builtin_expect(ctx->unreaped, 0))
         rmx_peers_reap(ctx);
     return RMX_OK;
 }
+
 static inline int rmx_win_check(rmx_win_t *win)
 {
     if (win == NULL || win->magic != RMX_WIN_MAGIC)
         return RMX_ERR_WIN;
-    return rmx_ctx_check(win->ctx);
+    int rc = rmx_ctx_check(win->ctx);
+    /* RMX_THREAD_MULTIPLE: another thread may be freeing it (its barrier lets others in) */
+    if (rc == RMX_OK && __builtin_expect(win->ctx->mt, 0) && win->mt_closing)
+        return RMX_ERR_WIN;
+    return rc;
 }
+
+/* A collective call (rmx.h, Threads): at RMX_THREAD_MULTIPLE one at a time per rank, another
+ * thread's is RMX_ERR_THREAD; the mark goes when the lock does (rmx_mt_unlock_ret).  Call once
+ * the check passed. */
+static inline int rmx_collective_enter(rmx_ctx_t *ctx)
+{
+    if (!ctx->mt)
+        return RMX_OK;
+    if (ctx->mt_collective)
+        return RMX_ERR_THREAD;
+    ctx->mt_collective = 1;
+    rmx_mt_collective_mine = 1;
+    return RMX_OK;
+}
+
+/* A wait on other ranks, between two polls: at RMX_THREAD_MULTIPLE let the rank's other threads
+ * in (their work may be what the other ranks wait for), else just give the core away.  Whatever
+ * the caller keeps across it must not be what another thread's call may change. */
+void rmx_ctx_yield(rmx_ctx_t *ctx);
 
 /* Target rank, then [disp, disp+len) inside its window. */
 static inline int rmx_check_target(rmx_win_t *win, int target, size_t disp, size_t len)

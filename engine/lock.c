@@ -49,8 +49,8 @@
 
 #define BACKOFF_MAX   1024
 
-/* lock_held[target] holds the type, plus this bit when no word was taken (NOCHECK). */
-#define HELD_NOCHECK  0x80
+/* lock_held[target] holds the type, plus RMX_HELD_* bits (internal.h). */
+#define HELD_NOCHECK  RMX_HELD_NOCHECK
 
 /* ---------------------------------------------------------------- the word at one target */
 
@@ -141,7 +141,9 @@ static int back_off(lock_site_t *s)
         return rc;
     for (unsigned i = 0; i < s->backoff; i++)
         rmx_ucx_progress(&s->ctx->ucx);
-    sched_yield(); /* 2 cores, often more ranks: let the holder run */
+    /* 2 cores, often more ranks: let the holder run; and this rank's other threads, whose work
+     * the holder may be waiting for (RMX_THREAD_MULTIPLE) */
+    rmx_ctx_yield(s->ctx);
     if (s->backoff < BACKOFF_MAX)
         s->backoff *= 2;
     return RMX_OK;
@@ -231,15 +233,10 @@ static int check_lock_target(rmx_win_t *win, int target)
     return RMX_OK;
 }
 
-int rmx_win_lock(rmx_win_t *win, rmx_lock_t type, int target, int assert)
+/* A lock epoch on target; held_bits: RMX_HELD_IMPLICIT for an rmw's (else 0). */
+static int lock_epoch(rmx_win_t *win, rmx_lock_t type, int target, int assert, int held_bits)
 {
-    int rc = rmx_win_check(win);
-    if (rc != RMX_OK)
-        return rc;
-    if (type != RMX_LOCK_EXCLUSIVE && type != RMX_LOCK_SHARED)
-        return RMX_ERR_ARG;
-    if (assert & ~RMX_MODE_NOCHECK)
-        return RMX_ERR_ARG; /* an implicit epoch is an rmw assert, not a lock mode */
+    int rc;
     if ((rc = check_lock_target(win, target)) != RMX_OK)
         return rc;
     if (win->lock_held[target])
@@ -250,45 +247,86 @@ int rmx_win_lock(rmx_win_t *win, rmx_lock_t type, int target, int assert)
     if (!(assert & RMX_MODE_NOCHECK)) {
         lock_site_t s;
         site_open(&s, win, target);
+        /* Taken for this epoch while the back-off lets other threads in: theirs is EPOCH. */
+        win->lock_held[target] = (uint8_t)(type | RMX_HELD_PENDING | held_bits);
         rc = type == RMX_LOCK_EXCLUSIVE ? acquire_exclusive(&s) : acquire_shared(&s);
         if (rc != RMX_OK) {
+            win->lock_held[target] = 0;
             rmx_log(win->ctx, RMX_LOG_DEBUG, "window %p: lock of rank %d failed: %s",
                     (void *)win, target, rmx_strerror(rc));
             return rc;
         }
     }
-    win->lock_held[target] = (uint8_t)(type | (assert & RMX_MODE_NOCHECK ? HELD_NOCHECK : 0));
+    win->lock_held[target] =
+        (uint8_t)(type | held_bits | (assert & RMX_MODE_NOCHECK ? HELD_NOCHECK : 0));
     rmx_log(win->ctx, RMX_LOG_DEBUG, "window %p: %s lock of rank %d taken%s", (void *)win,
             type == RMX_LOCK_EXCLUSIVE ? "exclusive" : "shared", target,
             assert & RMX_MODE_NOCHECK ? " (NOCHECK: no lock word)" : "");
     return RMX_OK;
 }
 
-int rmx_win_unlock(rmx_win_t *win, int target)
+int rmx_win_lock(rmx_win_t *win, rmx_lock_t type, int target, int assert)
 {
     int rc = rmx_win_check(win);
     if (rc != RMX_OK)
-        return rc;
-    if (target < 0 || target >= win->ctx->size)
-        return RMX_ERR_RANK;
+        return RMX_MT_RETRY(rc, win->ctx, rmx_win_lock(win, type, target, assert));
+    if (type != RMX_LOCK_EXCLUSIVE && type != RMX_LOCK_SHARED)
+        return RMX_ERR_ARG;
+    if (assert & ~RMX_MODE_NOCHECK)
+        return RMX_ERR_ARG; /* an implicit epoch is an rmw assert, not a lock mode */
+    return lock_epoch(win, type, target, assert, 0);
+}
+
+int rmx_win_lock_implicit(rmx_win_t *win, int target)
+{
+    /* Only at RMX_THREAD_MULTIPLE can another call's implicit epoch be open here (the caller
+     * checked the nesting rule): wait for its end, letting that thread in to finish it. */
+    while (win->lock_held[target] & RMX_HELD_IMPLICIT) {
+        rmx_ctx_yield(win->ctx);
+        if (win->magic != RMX_WIN_MAGIC || win->mt_closing)
+            return RMX_ERR_WIN;
+    }
+    return lock_epoch(win, RMX_LOCK_EXCLUSIVE, target, 0, RMX_HELD_IMPLICIT);
+}
+
+/* End the epoch on target (its lock_held entry nonzero). */
+static int unlock_epoch(rmx_win_t *win, int target)
+{
     uint8_t held = win->lock_held[target];
-    if (!held)
-        return RMX_ERR_EPOCH;
     /* Unlock is image control, so the segment ends: every operation of this rank completes, not
      * only those to `target`.  Fortran orders the unlocking segment before the next locker's,
      * and that image may read what we put to a third one.  With one target touched this is
      * still one endpoint flush. */
-    rc = rmx_tracker_complete(win->ctx, -1);
+    int rc = rmx_tracker_complete(win->ctx, -1);
     /* Release even when completion failed: the caller learns of the failure from rc, while a
      * word left taken would stop every other rank for good. */
     if (!(held & HELD_NOCHECK) && !win->ctx->peers[target].failed) {
         lock_site_t s;
         site_open(&s, win, target);
-        int rc2 = release(&s, held & ~HELD_NOCHECK);
+        int rc2 = release(&s, RMX_HELD_TYPE(held));
         rc = rc != RMX_OK ? rc : rc2;
     }
     win->lock_held[target] = 0;
     rmx_log(win->ctx, RMX_LOG_DEBUG, "window %p: lock of rank %d released%s%s", (void *)win,
             target, rc == RMX_OK ? "" : ": ", rc == RMX_OK ? "" : rmx_strerror(rc));
     return rc;
+}
+
+int rmx_win_unlock(rmx_win_t *win, int target)
+{
+    int rc = rmx_win_check(win);
+    if (rc != RMX_OK)
+        return RMX_MT_RETRY(rc, win->ctx, rmx_win_unlock(win, target));
+    if (target < 0 || target >= win->ctx->size)
+        return RMX_ERR_RANK;
+    uint8_t held = win->lock_held[target];
+    /* none; or another thread's, still being acquired or an rmw's own (RMX_THREAD_MULTIPLE) */
+    if (!held || (held & (RMX_HELD_PENDING | RMX_HELD_IMPLICIT)))
+        return RMX_ERR_EPOCH;
+    return unlock_epoch(win, target);
+}
+
+int rmx_win_unlock_implicit(rmx_win_t *win, int target)
+{
+    return unlock_epoch(win, target);
 }

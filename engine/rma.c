@@ -16,7 +16,7 @@ int rmx_put(rmx_win_t *win, const void *src, size_t len, int target, size_t disp
 {
     int rc = rmx_win_check(win);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, win->ctx, rmx_put(win, src, len, target, disp));
     if (src == NULL && len > 0)
         return RMX_ERR_ARG;
     if ((rc = rmx_check_target(win, target, disp, len)) != RMX_OK)
@@ -30,7 +30,7 @@ int rmx_get(rmx_win_t *win, void *dst, size_t len, int target, size_t disp)
 {
     int rc = rmx_win_check(win);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, win->ctx, rmx_get(win, dst, len, target, disp));
     if (dst == NULL && len > 0)
         return RMX_ERR_ARG;
     if ((rc = rmx_check_target(win, target, disp, len)) != RMX_OK)

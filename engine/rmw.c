@@ -238,7 +238,8 @@ RMW_INLINE int check_access(rmx_win_t *win, int count, rmx_dtype_t dt, int targe
     if (((disp | (win->remote[target].addr + disp)) & (size - 1)) != 0)
         return RMX_ERR_ALIGN;
     /* Nested epochs are not allowed: an implicit one inside an explicit one on this target. */
-    if ((assert & RMX_MODE_PASSIVE_EPOCH_IMPLICIT) && win->lock_held[target])
+    if ((assert & RMX_MODE_PASSIVE_EPOCH_IMPLICIT) && win->lock_held[target] &&
+        !(win->lock_held[target] & RMX_HELD_IMPLICIT)) /* another thread's: waited for */
         return RMX_ERR_EPOCH;
     return RMX_OK;
 }
@@ -442,14 +443,14 @@ static inline int takes_lock(int assert)
 static int epoch_begin(rmx_win_t *win, int target, int assert)
 {
     if (takes_lock(assert))
-        return rmx_win_lock(win, RMX_LOCK_EXCLUSIVE, target, 0);
+        return rmx_win_lock_implicit(win, target);
     return RMX_OK;
 }
 
 static int epoch_end(rmx_win_t *win, int target, int assert, int rc)
 {
     if (takes_lock(assert)) {
-        int rc2 = rmx_win_unlock(win, target);
+        int rc2 = rmx_win_unlock_implicit(win, target);
         rc = rc != RMX_OK ? rc : rc2;
     }
     return rc;
@@ -507,7 +508,8 @@ int rmx_rmw(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt, void
 {
     int rc = check_rmw(win, operand, count, dt, target, disp, assert, op);
     if (rc != RMX_OK || count == 0)
-        return rc;
+        return RMX_MT_RETRY(rc, win->ctx,
+                            rmx_rmw(win, operand, count, dt, result, target, disp, assert, op));
     if (count == 1 && !takes_lock(assert) &&
         (rc = rmw_single(win, operand, dt, result, target, disp, op)) != RMW_NOT_SINGLE)
         return rc;
@@ -539,7 +541,8 @@ int rmx_rmw2(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
 {
     int rc = check_rmw2(win, operand, count, dt, operand2, target, disp, assert, op);
     if (rc != RMX_OK || count == 0)
-        return rc;
+        return RMX_MT_RETRY(rc, win->ctx, rmx_rmw2(win, operand, count, dt, operand2, result,
+                                                   target, disp, assert, op));
     if ((rc = epoch_begin(win, target, assert)) != RMX_OK)
         return rc;
     rc = rmw2_elements(win, operand, count, dt, operand2, result, target, disp, op);

@@ -6,7 +6,7 @@ int rmx_stats(rmx_ctx_t *ctx, rmx_stats_t *out)
 {
     int rc = rmx_ctx_check(ctx);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, ctx, rmx_stats(ctx, out));
     if (out == NULL)
         return RMX_ERR_ARG;
     *out = ctx->stats;
@@ -21,7 +21,7 @@ int rmx_stats_reset(rmx_ctx_t *ctx)
 {
     int rc = rmx_ctx_check(ctx);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, ctx, rmx_stats_reset(ctx));
     memset(&ctx->stats, 0, sizeof(ctx->stats));
     return RMX_OK;
 }

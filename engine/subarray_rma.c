@@ -469,7 +469,7 @@ int rmx_put_sub(rmx_win_t *win, const void *src, const rmx_sub_t *local, int tar
     rmx_sub_layout_t L, R;
     int rc = check_sub_call(win, src, local, target, disp, remote, &L, &R);
     if (rc != RMX_OK || L.nelem == 0)
-        return rc;
+        return RMX_MT_RETRY(rc, win->ctx, rmx_put_sub(win, src, local, target, disp, remote));
     if (L.nruns == 1 && R.nruns == 1) /* one run on both sides: a plain put */
         return rmx_put_checked(win, (const unsigned char *)src + L.base, L.run_bytes, target,
                                disp + R.base);
@@ -800,7 +800,7 @@ int rmx_get_sub(rmx_win_t *win, void *dst, const rmx_sub_t *local, int target, s
     rmx_sub_layout_t L, R;
     int rc = check_sub_call(win, dst, local, target, disp, remote, &L, &R);
     if (rc != RMX_OK || L.nelem == 0)
-        return rc;
+        return RMX_MT_RETRY(rc, win->ctx, rmx_get_sub(win, dst, local, target, disp, remote));
     if (L.nruns == 1 && R.nruns == 1) /* one run on both sides: a plain get */
         return rmx_get_checked(win, (unsigned char *)dst + L.base, L.run_bytes, target,
                                disp + R.base);

@@ -92,7 +92,7 @@ static int wait_word_masked(rmx_ctx_t *ctx, volatile uint64_t *word, uint64_t va
              * the stop is visible, a notification it sent is too. */
             if (rc != RMX_OK && (__atomic_load_n(word, __ATOMIC_ACQUIRE) & mask) < value)
                 return rc;
-            sched_yield();
+            rmx_ctx_yield(ctx); /* other threads' work may be what the peer waits for */
         }
     }
     return RMX_OK;
@@ -146,6 +146,10 @@ static int notify_complete(rmx_ctx_t *ctx, const int *targets, int n, int until_
         }
         rc = k == 0 ? RMX_OK : k == 1 ? rmx_ucx_flush_ep(&ctx->ucx, dests[0].ep, dests[0].am)
                                       : rmx_ucx_flush_eps(&ctx->ucx, dests, k);
+        /* Between two flushes of a wait with no deadline, other threads get in
+         * (RMX_THREAD_MULTIPLE): the peer may be waiting for their work before it serves. */
+        if (rc == RMX_ERR_TIMEOUT && until_answered)
+            rmx_ctx_yield(ctx);
     } while (rc == RMX_ERR_TIMEOUT && until_answered);
     if (dests != few)
         free(dests);
@@ -262,7 +266,7 @@ static void wait_live_ranks_stopped(rmx_ctx_t *ctx)
             if (rmx_ucx_progress(&ctx->ucx) != 0)
                 continue;
             if ((++idle & 255) == 0)
-                sched_yield();
+                rmx_ctx_yield(ctx);
         }
     }
 }
@@ -287,7 +291,7 @@ int rmx_fail(rmx_ctx_t *ctx)
 {
     int rc = rmx_ctx_check(ctx);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, ctx, rmx_fail(ctx));
     /* Announced as a stop is, with 1 + the barriers completed (failed_after): a barrier this rank
      * completed has all its notifications applied, so the others still complete it.  Once a
      * survivor's wait can see the mark, every notification sent before it (fence) is visible. */
@@ -318,7 +322,7 @@ int rmx_close_barrier(rmx_ctx_t *ctx)
             if ((++idle & 255) == 0) {
                 if (rmx_now_s() > deadline)
                     return RMX_ERR_TIMEOUT;
-                sched_yield();
+                rmx_ctx_yield(ctx);
             }
         }
     }
@@ -329,7 +333,7 @@ int rmx_peer_status(rmx_ctx_t *ctx, int rank)
 {
     int rc = rmx_ctx_check(ctx);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, ctx, rmx_peer_status(ctx, rank));
     if (rank < 0 || rank >= ctx->size)
         return RMX_ERR_RANK;
     return rank_state(ctx, rank, UINT64_MAX);
@@ -339,7 +343,7 @@ int rmx_sync_memory(rmx_ctx_t *ctx)
 {
     int rc = rmx_ctx_check(ctx);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, ctx, rmx_sync_memory(ctx));
     /* Also with nothing outstanding (every put direct, or none): `while (flag != v)
      * rmx_sync_memory(ctx);` is how a coarray program waits, and without the agent
      * (RMX_PROGRESS=none) this is where the flag arrives.  Once in RMX_UCX_QUIET_PROGRESS calls:
@@ -357,8 +361,10 @@ int rmx_sync_memory(rmx_ctx_t *ctx)
 int rmx_sync_all(rmx_ctx_t *ctx)
 {
     int rc = rmx_ctx_check(ctx);
+    if (rc == RMX_OK)
+        rc = rmx_collective_enter(ctx);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, ctx, rmx_sync_all(ctx));
     /* Agreed: when one rank's operations did not complete, every rank learns it. */
     rc = rmx_tracker_complete(ctx, -1);
     int any_failed;
@@ -392,7 +398,7 @@ int rmx_sync_images(rmx_ctx_t *ctx, const int *images, int n)
 {
     int rc = rmx_ctx_check(ctx);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, ctx, rmx_sync_images(ctx, images, n));
     int all = images == NULL;
     if (all)
         n = ctx->size;
@@ -412,8 +418,14 @@ int rmx_sync_images(rmx_ctx_t *ctx, const int *images, int n)
         rc = RMX_OK;
     }
     int *told = calloc((size_t)(n > 0 ? n : 1), sizeof(*told));
-    if (told == NULL)
+    /* The count each wait needs, taken now: at RMX_THREAD_MULTIPLE another thread's sync_images
+     * may send the next notification while this one waits (it lets others in). */
+    uint64_t *want = calloc((size_t)(n > 0 ? n : 1), sizeof(*want));
+    if (told == NULL || want == NULL) {
+        free(told);
+        free(want);
         return RMX_ERR_NOMEM;
+    }
     int ntold = 0;
     for (int i = 0; i < n && rc == RMX_OK; i++) {
         int peer = all ? i : images[i];
@@ -431,6 +443,7 @@ int rmx_sync_images(rmx_ctx_t *ctx, const int *images, int n)
             rc = RMX_OK;
             continue;
         }
+        want[ntold] = ctx->images_sent[peer];
         told[ntold++] = peer;
     }
     int rc2 = notify_complete(ctx, told, ntold, 1); /* all partners in one round trip */
@@ -440,8 +453,7 @@ int rmx_sync_images(rmx_ctx_t *ctx, const int *images, int n)
     int stopped = RMX_OK;
     for (int i = 0; i < ntold && (rc == RMX_OK || rc == RMX_ERR_PEER); i++) {
         int peer = told[i];
-        int rc3 = rmx_wait_word_geq_from(ctx, &ctx->ctrl->images[peer], ctx->images_sent[peer],
-                                         peer);
+        int rc3 = rmx_wait_word_geq_from(ctx, &ctx->ctrl->images[peer], want[i], peer);
         if (rc3 == RMX_ERR_PEER)
             gone = RMX_ERR_PEER;
         else if (rc3 == RMX_ERR_STOPPED)
@@ -450,6 +462,7 @@ int rmx_sync_images(rmx_ctx_t *ctx, const int *images, int n)
             rc = rc3;
     }
     free(told);
+    free(want);
     if (rc == RMX_ERR_PEER)
         gone = RMX_ERR_PEER, rc = RMX_OK;
     return rc != RMX_OK ? rc : gone != RMX_OK ? gone : stopped;

@@ -206,8 +206,10 @@ static int window_open(rmx_ctx_t *ctx, void *user_base, size_t len, int allocate
 int rmx_win_allocate(rmx_ctx_t *ctx, size_t len, void **base, rmx_win_t **win)
 {
     int rc = rmx_ctx_check(ctx);
+    if (rc == RMX_OK)
+        rc = rmx_collective_enter(ctx);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, ctx, rmx_win_allocate(ctx, len, base, win));
     if (win != NULL)
         *win = NULL;
     if (base != NULL)
@@ -224,8 +226,10 @@ int rmx_win_allocate(rmx_ctx_t *ctx, size_t len, void **base, rmx_win_t **win)
 int rmx_win_create(rmx_ctx_t *ctx, void *base, size_t len, rmx_win_t **win)
 {
     int rc = rmx_ctx_check(ctx);
+    if (rc == RMX_OK)
+        rc = rmx_collective_enter(ctx);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, ctx, rmx_win_create(ctx, base, len, win));
     if (win != NULL)
         *win = NULL;
     rmx_win_t *w = NULL;
@@ -240,7 +244,7 @@ int rmx_win_size(rmx_win_t *win, int rank, size_t *len)
 {
     int rc = rmx_win_check(win);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, win->ctx, rmx_win_size(win, rank, len));
     if (len == NULL)
         return RMX_ERR_ARG;
     if (rank < 0 || rank >= win->ctx->size)
@@ -269,9 +273,14 @@ int rmx_win_free(rmx_win_t **winp)
         return RMX_ERR_ARG;
     rmx_win_t *win = *winp;
     int rc = rmx_win_check(win);
+    if (rc == RMX_OK)
+        rc = rmx_collective_enter(win->ctx);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, win->ctx, rmx_win_free(winp));
     rmx_ctx_t *ctx = win->ctx;
+    /* RMX_THREAD_MULTIPLE: from here other threads' calls on it are RMX_ERR_WIN (its barrier lets
+     * them in); a lock some thread is still acquiring on it shows in lock_held (EPOCH below). */
+    win->mt_closing = 1;
     int local_rc = RMX_OK;
     for (int r = 0; r < ctx->size; r++)
         if (win->lock_held[r])
@@ -286,6 +295,7 @@ int rmx_win_free(rmx_win_t **winp)
     if (rc2 == RMX_OK && any_failed) {
         rmx_log(ctx, RMX_LOG_DEBUG, "window %p: free refused (%s): it stays valid on every rank",
                 (void *)win, rmx_strerror(local_rc != RMX_OK ? local_rc : RMX_ERR_COLLECTIVE));
+        win->mt_closing = 0;
         return local_rc != RMX_OK ? local_rc : RMX_ERR_COLLECTIVE;
     }
     rmx_log(ctx, RMX_LOG_DEBUG, "window %p freed (%zu bytes here)%s", (void *)win, win->size,

@@ -48,7 +48,8 @@ int bench_rmx_put_rate(perf_env_t *e, size_t len, long n)
     long w = perf_rate_ops(e, len);
     for (long i = 0; i < n; i++) {
         for (long j = 0; j < w; j++)
-            TRY(rmx_put(e->win, e->local + (size_t)j * len, len, e->target, (size_t)j * len));
+            TRY(rmx_put(e->win, e->local + (size_t)j * len, len, e->target,
+                        e->disp0 + (size_t)j * len));
         TRY(rmx_sync_memory(e->ctx));
     }
     return RMX_OK;

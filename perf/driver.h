@@ -137,11 +137,31 @@ static int driver_parse_sizes(const char *list, driver_opts_t *o)
 static int driver_ignored_with_value(const char *a)
 {
     static const char *const names[] = {"--baseline", "--plot", "--mpi", "--mpi-sm", "--shmem",
-                                        "--ranks", "--merge"};
+                                        "--ranks", "--merge", "--output",
+                                        "--format"};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (strcmp(a, names[i]) == 0)
             return 1;
     return 0;
+}
+
+/* rmx_perf's spellings (getopt_long there): "--opt=value" is "--opt value", and its short
+ * options are their long names.  *inline_value: the value after '=', or NULL. */
+static const char *driver_option_name(const char *a, char *buf, size_t n,
+                                      const char **inline_value)
+{
+    static const char *const shorts[][2] = {{"-t", "--test"}, {"-s", "--sizes"},
+                                            {"-r", "--reps"}, {"-o", "--output"}};
+    *inline_value = NULL;
+    for (size_t i = 0; i < sizeof(shorts) / sizeof(shorts[0]); i++)
+        if (strcmp(a, shorts[i][0]) == 0)
+            return shorts[i][1];
+    const char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
+    if (eq == NULL || (size_t)(eq - a) >= n)
+        return a;
+    snprintf(buf, n, "%.*s", (int)(eq - a), a);
+    *inline_value = eq + 1;
+    return buf;
 }
 
 /* rmx_perf's options; -1 with a message naming the bad one. */
@@ -150,8 +170,10 @@ static int driver_parse_args(int argc, char **argv, driver_opts_t *o, const char
     *o = (driver_opts_t){.min_size = 1, .max_size = MiB(4), .iters = 1000000, .warmup = 1000,
                          .time_s = 0.02, .reps = 3, .target = -1};
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int bad = 0, takes = 1;
+        char name[64];
+        const char *iv, *a = driver_option_name(argv[i], name, sizeof(name), &iv);
+        const char *v = iv != NULL ? iv : i + 1 < argc ? argv[i + 1] : NULL;
+        int bad = 0, takes = iv == NULL;
         if (strcmp(a, "--test") == 0 || strcmp(a, "--tests") == 0)
             bad = v == NULL, o->tests = v;
         else if (strcmp(a, "--min") == 0)
@@ -174,8 +196,8 @@ static int driver_parse_args(int argc, char **argv, driver_opts_t *o, const char
             bad = v == NULL || (o->idle_s = atof(v)) < 0;
         else if (driver_ignored_with_value(a))
             bad = v == NULL;
-        else if (strcmp(a, "--csv") == 0 || strcmp(a, "--json") == 0 ||
-                 strcmp(a, "--progress") == 0 || strcmp(a, "--quiet") == 0)
+        else if ((strcmp(a, "--csv") == 0 || strcmp(a, "--json") == 0 ||
+                  strcmp(a, "--progress") == 0 || strcmp(a, "--quiet") == 0) && iv == NULL)
             takes = 0;
         else
             bad = 1;

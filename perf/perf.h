@@ -2,11 +2,13 @@
  * perf.h — what the files of rmx_perf share: options, the benchmark environment of one context,
  * the test table, result rows, and the geometry both sides of a test must agree on.
  *
- *   rmx_perf.c    options, launch (PMIx launcher or forked ranks), the measurement driver
+ *   rmx_perf.c    launch (PMIx launcher or forked ranks), the measurement driver, the report
+ *   options.c     the command line (getopt_long, every value checked) and the help text
+ *   interrupt.c   SIGINT / SIGTERM: the rows measured so far are printed, the ranks end
  *   tests.c       the test table: name, metric, size range, the rmx body and the raw-UCP body
  *   bench_rmx.c   bodies on the public API (api/rmx.h) only
  *   bench_ucp.c   the same bodies on raw UCP calls on the same endpoints, rkeys and buffers
- *   report.c      table / CSV / JSON on stdout, merging of the other programs' result files
+ *   report.c      table / CSV / JSON on stdout and --output, merging of other programs' results
  *   plot.c        the hand-written SVG chart (--plot)
  *
  * Completion semantics are the same on both sides of every row (see tests.c): a row compares
@@ -18,6 +20,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "../api/rmx.h"
 
 #define MiB(x) ((size_t)(x) << 20)
@@ -41,6 +44,14 @@ typedef struct perf_ext_info {
 
 extern const perf_ext_info_t perf_ext[PERF_NEXT];
 
+/* --output's format */
+typedef enum { PERF_FMT_NONE = 0, PERF_FMT_CSV, PERF_FMT_JSON } perf_format_t;
+
+/* perf_parse_args: 0 parsed; PERF_USAGE (the exit status of a usage error); PERF_DONE (--help
+ * printed: exit 0). */
+#define PERF_USAGE 2
+#define PERF_DONE 3
+
 typedef struct perf_opts {
     const char *tests;      /* comma-separated names or groups; NULL: all */
     size_t min_size, max_size;
@@ -51,11 +62,17 @@ typedef struct perf_opts {
     int reps;               /* repetitions; rows report the median */
     double idle_s;          /* --idle-target: non-origin ranks sleep instead of progressing */
     int ranks;              /* forked ranks when no launcher started us */
+    int ranks_given;        /* --ranks was on the command line */
     int target;             /* rank the origin (rank 0) talks to; -1: the last rank */
     int baseline;           /* 1: raw UCP beside rmx */
+    int threads;            /* --threads: rank 0's threads sharing its context (1: one) */
     int csv, json;
     int progress;           /* 1: progress line on stderr, 0: none, -1: when stderr is a tty */
     const char *plot;       /* SVG file or NULL */
+    const char *output;     /* --output FILE or NULL */
+    perf_format_t out_format;
+    FILE *plot_f, *output_f; /* both opened before anything is measured (rank 0's) */
+    int list, topology;     /* --list, --topology: print and exit */
     const char *ext_csv[PERF_NEXT][PERF_MAX_FILES];  /* --mpi, --mpi-sm, --shmem result files */
     int next[PERF_NEXT];
     const char *merge[PERF_MAX_FILES];    /* --merge: rows from these rmx_perf --csv files */
@@ -69,6 +86,7 @@ typedef struct perf_env {
     char *base;             /* this rank's window memory */
     char *local;            /* source / destination buffer of data_len bytes (malloc'd) */
     size_t data_len;        /* bytes of each window the tests may use; a control area follows */
+    size_t disp0;           /* --threads: where this thread's part of the data area begins */
     int me, n, target;
     int rmw_assert;         /* assert flags under which rmx_rmw runs without a lock */
     int rmw_ok;             /* rmx_rmw answered the probe */
@@ -120,6 +138,7 @@ typedef struct perf_run {
     int agent_running;
     double idle_s, agent_cpu_s, agent_wakeups;
     double quiet_s, quiet_cpu_s; /* and while no request came at all */
+    char note[128];          /* "interrupted by SIGINT after 3 of 40 points"; "" when complete */
 } perf_run_t;
 
 /* ---- geometry shared by bench_rmx.c and bench_ucp.c */
@@ -188,12 +207,21 @@ const char *perf_unit(perf_metric_t m);
 /* Median per (test, size) over the files: one other program's column, or (--merge) the run. */
 int perf_read_ext(perf_run_t *run, perf_ext_t which, const char *const *paths, int n);
 int perf_merge_runs(perf_run_t *run, const char *const *paths, int n);
-void perf_print_table(const perf_run_t *run, const perf_opts_t *o);
-void perf_print_csv(const perf_run_t *run, const perf_opts_t *o);
-void perf_print_json(const perf_run_t *run, const perf_opts_t *o);
+void perf_print_table(FILE *f, const perf_run_t *run, const perf_opts_t *o);
+void perf_print_csv(FILE *f, const perf_run_t *run, const perf_opts_t *o);
+void perf_print_json(FILE *f, const perf_run_t *run, const perf_opts_t *o);
 void perf_format_size(char *buf, size_t n, size_t bytes);
+/* Standard output (table, --csv or --json), --output and --plot; 0, or -1 with a message naming
+ * what could not be written.  Closes --output's and --plot's files. */
+int perf_report(const perf_run_t *run, const perf_opts_t *o);
 
-/* ---- plot.c */
-int perf_plot_svg(const perf_run_t *run, const char *path);
+/* ---- plot.c: the chart into f (not closed here); -1 when a write failed */
+int perf_plot_svg(const perf_run_t *run, FILE *f);
+
+/* ---- options.c */
+int perf_parse_args(int argc, char **argv, perf_opts_t *o);
+void perf_print_help(FILE *f);
+int perf_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+size_t perf_largest_size(void);   /* the largest size any test measures */
 
 #endif

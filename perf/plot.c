@@ -206,7 +206,7 @@ static void panel(FILE *f, const perf_row_t *rows, int n, double ox, double oy)
     draw_legend(f, &a, present);
 }
 
-int perf_plot_svg(const perf_run_t *run, const char *path)
+int perf_plot_svg(const perf_run_t *run, FILE *f)
 {
     /* Rows of one test are consecutive and in size order (the driver's sweep). */
     int starts[64], counts[64], np = 0;
@@ -220,9 +220,6 @@ int perf_plot_svg(const perf_run_t *run, const char *path)
         }
         i = j;
     }
-    FILE *f = fopen(path, "w");
-    if (f == NULL)
-        return -1;
     int nrow = (np + COLS - 1) / COLS;
     int width = COLS * PANEL_W, height = 40 + (nrow ? nrow : 1) * PANEL_H;
     fprintf(f, "<?xml version='1.0' encoding='UTF-8'?>\n"
@@ -238,5 +235,5 @@ int perf_plot_svg(const perf_run_t *run, const char *path)
     if (np == 0)
         fprintf(f, "<text x='12' y='70' font-size='13'>no test swept more than one size</text>\n");
     fprintf(f, "</svg>\n");
-    return fclose(f) == 0 ? 0 : -1;
+    return ferror(f) ? -1 : 0;
 }

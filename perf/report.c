@@ -6,6 +6,7 @@
  * A ratio is always rmx's value divided by the other column's, in the row's unit: for us
  * (latency) below 1 means rmx is faster, for MB/s and Mop/s above 1 means rmx is faster.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,162 +60,206 @@ static void format_ratio(char *buf, size_t n, double a, double b)
         snprintf(buf, n, a / b < 0.1 ? "%.2g" : "%.2f", a / b);
 }
 
-static void print_header_comments(const perf_run_t *run, const char *lead)
+static void print_header_comments(FILE *f, const perf_run_t *run, const char *lead)
 {
-    printf("%srmx_perf: %d ranks, rank 0 -> rank %d, median of %d repetitions, load average %.2f\n",
-           lead, run->ranks, run->target, run->reps, run->load1);
+    fprintf(f, "%srmx_perf: %d ranks, rank 0 -> rank %d, median of %d repetitions, "
+            "load average %.2f\n", lead, run->ranks, run->target, run->reps, run->load1);
     if (run->nfiles > 1)
-        printf("%smerged: median of %d runs, load average "
-               "%.2f .. %.2f\n", lead, run->nfiles, run->load1, run->load_max);
+        fprintf(f, "%smerged: median of %d runs, load average "
+                "%.2f .. %.2f\n", lead, run->nfiles, run->load1, run->load_max);
     if (run->transport[0] != '\0')
-        printf("%sUCX lanes rank 0 -> %d: %s\n", lead, run->target, run->transport);
+        fprintf(f, "%sUCX lanes rank 0 -> %d: %s\n", lead, run->target, run->transport);
     for (int x = 0; x < PERF_NEXT; x++)
         if (run->have_ext[x] && run->ext_note[x][0] != '\0')
-            printf("%s%s: %s\n", lead, perf_ext[x].label, run->ext_note[x]);
+            fprintf(f, "%s%s: %s\n", lead, perf_ext[x].label, run->ext_note[x]);
     if (run->have_agent && !run->agent_running)
-        printf("%sprogress agent of rank %d: not running\n", lead, run->target);
+        fprintf(f, "%sprogress agent of rank %d: not running\n", lead, run->target);
     else if (run->have_agent)
-        printf("%sprogress agent of rank %d: serving while the rank was away %.3f ms CPU in "
-               "%.2f s (%.2f%%, %.0f wakeups); with no request %.3f ms CPU in %.2f s (%.3f%%)\n",
-               lead, run->target, run->agent_cpu_s * 1e3, run->idle_s,
-               run->idle_s > 0 ? 100 * run->agent_cpu_s / run->idle_s : 0.0, run->agent_wakeups,
-               run->quiet_cpu_s * 1e3, run->quiet_s,
-               run->quiet_s > 0 ? 100 * run->quiet_cpu_s / run->quiet_s : 0.0);
+        fprintf(f, "%sprogress agent of rank %d: serving while the rank was away %.3f ms CPU in "
+                "%.2f s (%.2f%%, %.0f wakeups); with no request %.3f ms CPU in %.2f s (%.3f%%)\n",
+                lead, run->target, run->agent_cpu_s * 1e3, run->idle_s,
+                run->idle_s > 0 ? 100 * run->agent_cpu_s / run->idle_s : 0.0, run->agent_wakeups,
+                run->quiet_cpu_s * 1e3, run->quiet_s,
+                run->quiet_s > 0 ? 100 * run->quiet_cpu_s / run->quiet_s : 0.0);
+    if (run->note[0] != '\0')
+        fprintf(f, "%s%s\n", lead, run->note);
 }
 
-void perf_print_table(const perf_run_t *run, const perf_opts_t *o)
+void perf_print_table(FILE *f, const perf_run_t *run, const perf_opts_t *o)
 {
-    print_header_comments(run, "# ");
-    printf("%-12s %8s %6s %10s", "test", "size", "unit", "rmx");
+    print_header_comments(f, run, "# ");
+    fprintf(f, "%-12s %8s %6s %10s", "test", "size", "unit", "rmx");
     if (o->baseline)
-        printf(" %10s %8s", "ucp", "rmx/ucp");
+        fprintf(f, " %10s %8s", "ucp", "rmx/ucp");
     for (int x = 0; x < PERF_NEXT; x++)
         if (run->have_ext[x])
-            printf(" %10s %9s", perf_ext[x].key, perf_ext[x].ratio);
-    printf("\n");
+            fprintf(f, " %10s %9s", perf_ext[x].key, perf_ext[x].ratio);
+    fprintf(f, "\n");
     const char *last = NULL;
     for (int i = 0; i < run->nrows; i++) {
         const perf_row_t *r = &run->rows[i];
         char sz[32], v[32], b[32], q[32];
         if (last != NULL && strcmp(last, r->test->group) != 0)
-            printf("\n");
+            fprintf(f, "\n");
         last = r->test->group;
         perf_format_size(sz, sizeof(sz), r->size);
         format_value(v, sizeof(v), r->rmx);
-        printf("%-12s %8s %6s %10s", r->test->name, sz, perf_unit(r->test->metric), v);
+        fprintf(f, "%-12s %8s %6s %10s", r->test->name, sz, perf_unit(r->test->metric), v);
         if (o->baseline) {
             format_value(b, sizeof(b), r->ucp);
             format_ratio(q, sizeof(q), r->rmx, r->ucp);
-            printf(" %10s %8s", b, q);
+            fprintf(f, " %10s %8s", b, q);
         }
         for (int x = 0; x < PERF_NEXT; x++)
             if (run->have_ext[x]) {
                 format_value(b, sizeof(b), r->ext[x]);
                 format_ratio(q, sizeof(q), r->rmx, r->ext[x]);
-                printf(" %10s %9s", b, q);
+                fprintf(f, " %10s %9s", b, q);
             }
-        printf("\n");
+        fprintf(f, "\n");
     }
-    printf("# ratio = rmx value / other value: for us below 1 is rmx faster, "
-           "for MB/s and Mop/s above 1 is rmx faster\n");
+    fprintf(f, "# ratio = rmx value / other value: for us below 1 is rmx faster, "
+            "for MB/s and Mop/s above 1 is rmx faster\n");
 }
 
-static void csv_value(double v)
+static void csv_value(FILE *f, double v)
 {
     if (isnan(v))
-        printf(",n/a");
+        fprintf(f, ",n/a");
     else
-        printf(",%.6g", v);
+        fprintf(f, ",%.6g", v);
 }
 
-static void csv_ratio(double a, double b)
+static void csv_ratio(FILE *f, double a, double b)
 {
     if (isnan(a) || isnan(b) || b <= 0)
-        printf(",n/a");
+        fprintf(f, ",n/a");
     else
-        printf(",%.4f", a / b);
+        fprintf(f, ",%.4f", a / b);
 }
 
-void perf_print_csv(const perf_run_t *run, const perf_opts_t *o)
+void perf_print_csv(FILE *f, const perf_run_t *run, const perf_opts_t *o)
 {
-    print_header_comments(run, "# ");
-    printf("test,size,unit,rmx");
+    print_header_comments(f, run, "# ");
+    fprintf(f, "test,size,unit,rmx");
     if (o->baseline)
-        printf(",ucp,rmx_over_ucp");
+        fprintf(f, ",ucp,rmx_over_ucp");
     for (int x = 0; x < PERF_NEXT; x++)
         if (run->have_ext[x])
-            printf(",%s,rmx_over_%s", perf_ext[x].key, perf_ext[x].key);
-    printf("\n");
+            fprintf(f, ",%s,rmx_over_%s", perf_ext[x].key, perf_ext[x].key);
+    fprintf(f, "\n");
     for (int i = 0; i < run->nrows; i++) {
         const perf_row_t *r = &run->rows[i];
-        printf("%s,%zu,%s", r->test->name, r->size, perf_unit(r->test->metric));
-        csv_value(r->rmx);
+        fprintf(f, "%s,%zu,%s", r->test->name, r->size, perf_unit(r->test->metric));
+        csv_value(f, r->rmx);
         if (o->baseline) {
-            csv_value(r->ucp);
-            csv_ratio(r->rmx, r->ucp);
+            csv_value(f, r->ucp);
+            csv_ratio(f, r->rmx, r->ucp);
         }
         for (int x = 0; x < PERF_NEXT; x++)
             if (run->have_ext[x]) {
-                csv_value(r->ext[x]);
-                csv_ratio(r->rmx, r->ext[x]);
+                csv_value(f, r->ext[x]);
+                csv_ratio(f, r->rmx, r->ext[x]);
             }
-        printf("\n");
+        fprintf(f, "\n");
     }
 }
 
-static void json_string(const char *s)
+static void json_string(FILE *f, const char *s)
 {
-    putchar('"');
+    fputc('"', f);
     for (; *s; s++) {
         if (*s == '"' || *s == '\\')
-            printf("\\%c", *s);
+            fprintf(f, "\\%c", *s);
         else if ((unsigned char)*s < 0x20)
-            printf("\\u%04x", (unsigned char)*s);
+            fprintf(f, "\\u%04x", (unsigned char)*s);
         else
-            putchar(*s);
+            fputc(*s, f);
     }
-    putchar('"');
+    fputc('"', f);
 }
 
-static void json_number(const char *key, double v)
+static void json_number(FILE *f, const char *key, double v)
 {
-    printf(", \"%s\": ", key);
+    fprintf(f, ", \"%s\": ", key);
     if (isnan(v))
-        printf("null");
+        fprintf(f, "null");
     else
-        printf("%.6g", v);
+        fprintf(f, "%.6g", v);
 }
 
-void perf_print_json(const perf_run_t *run, const perf_opts_t *o)
+void perf_print_json(FILE *f, const perf_run_t *run, const perf_opts_t *o)
 {
-    printf("{\"ranks\": %d, \"target\": %d, \"reps\": %d, \"load1\": %.2f, \"transport\": ",
-           run->ranks, run->target, run->reps, run->load1);
-    json_string(run->transport);
+    fprintf(f, "{\"ranks\": %d, \"target\": %d, \"reps\": %d, \"load1\": %.2f, \"transport\": ",
+            run->ranks, run->target, run->reps, run->load1);
+    json_string(f, run->transport);
+    if (run->note[0] != '\0') {
+        fprintf(f, ", \"interrupted\": ");
+        json_string(f, run->note);
+    }
     for (int x = 0; x < PERF_NEXT; x++)
         if (run->have_ext[x]) {
-            printf(", \"%s\": ", perf_ext[x].key);
-            json_string(run->ext_note[x]);
+            fprintf(f, ", \"%s\": ", perf_ext[x].key);
+            json_string(f, run->ext_note[x]);
         }
-    printf(",\n \"rows\": [");
+    fprintf(f, ",\n \"rows\": [");
     for (int i = 0; i < run->nrows; i++) {
         const perf_row_t *r = &run->rows[i];
-        printf("%s\n  {\"test\": \"%s\", \"size\": %zu, \"unit\": \"%s\"", i ? "," : "",
-               r->test->name, r->size, perf_unit(r->test->metric));
-        json_number("rmx", r->rmx);
+        fprintf(f, "%s\n  {\"test\": \"%s\", \"size\": %zu, \"unit\": \"%s\"", i ? "," : "",
+                r->test->name, r->size, perf_unit(r->test->metric));
+        json_number(f, "rmx", r->rmx);
         if (o->baseline) {
-            json_number("ucp", r->ucp);
-            json_number("rmx_over_ucp", r->ucp > 0 ? r->rmx / r->ucp : NAN);
+            json_number(f, "ucp", r->ucp);
+            json_number(f, "rmx_over_ucp", r->ucp > 0 ? r->rmx / r->ucp : NAN);
         }
         for (int x = 0; x < PERF_NEXT; x++)
             if (run->have_ext[x]) {
                 char key[48];
-                json_number(perf_ext[x].key, r->ext[x]);
+                json_number(f, perf_ext[x].key, r->ext[x]);
                 snprintf(key, sizeof(key), "rmx_over_%s", perf_ext[x].key);
-                json_number(key, r->ext[x] > 0 ? r->rmx / r->ext[x] : NAN);
+                json_number(f, key, r->ext[x] > 0 ? r->rmx / r->ext[x] : NAN);
             }
-        printf("}");
+        fprintf(f, "}");
     }
-    printf("\n]}\n");
+    fprintf(f, "\n]}\n");
+}
+
+/* Writes and closes f; -1 with a message naming path when any write failed (a full disk shows
+ * only at fflush or fclose). */
+static int finish_file(FILE *f, const char *path)
+{
+    int bad = ferror(f) != 0;
+    bad |= fclose(f) != 0;
+    if (bad)
+        fprintf(stderr, "rmx_perf: cannot write %s: %s\n", path, strerror(errno));
+    return bad ? -1 : 0;
+}
+
+int perf_report(const perf_run_t *run, const perf_opts_t *o)
+{
+    int rc = 0;
+    if (o->json)
+        perf_print_json(stdout, run, o);
+    else if (o->csv)
+        perf_print_csv(stdout, run, o);
+    else
+        perf_print_table(stdout, run, o);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "rmx_perf: cannot write standard output: %s\n", strerror(errno));
+        rc = -1;
+    }
+    if (o->output_f != NULL) {
+        if (o->out_format == PERF_FMT_JSON)
+            perf_print_json(o->output_f, run, o);
+        else
+            perf_print_csv(o->output_f, run, o);
+        rc |= finish_file(o->output_f, o->output);
+    }
+    if (o->plot_f != NULL) {
+        (void)perf_plot_svg(run, o->plot_f);
+        rc |= finish_file(o->plot_f, o->plot);
+    }
+    return rc;
 }
 
 /* ---------------------------------------------------------------- reading result files */

@@ -6,6 +6,9 @@
  *            [--plot FILE.svg] [--mpi FILE.csv] [--mpi-sm FILE.csv] [--shmem FILE.csv]
  *            [--merge FILE.csv] [--progress|--quiet] [--list] [--topology]
  *
+ * Options are options.c's (getopt_long, every value checked, the help text); SIGINT and SIGTERM
+ * interrupt.c's (the rows so far are printed).
+ *
  * Under a PMIx launcher (PMIX_NAMESPACE set: mpirun, srun --mpi=pmix, prterun) it uses the
  * launched ranks; otherwise it forks --ranks local ranks (rmx_fork_run).  Rank 0 is the origin,
  * --target the rank it reads and writes (default: the last rank); the others wait in sync_all.
@@ -18,11 +21,15 @@
  * when to stop and tell the others between batches.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "perf.h"
+#include "interrupt.h"
 #include "../api/rmx_fork.h"
 #include "../engine/internal.h"
 
@@ -43,190 +50,19 @@ typedef struct perf_state {
     uint8_t selected[64];
     perf_run_t run;
     int npoints, done_points, show_progress;
+    atomic_int published;    /* rows rank 0's watcher may print (rows never move: preallocated) */
+    atomic_int live;         /* run's header is filled and points are being measured */
     /* --idle-target, on the target: time away, and what its progress agent did meanwhile */
     double away_s, agent_cpu_s;
     uint64_t agent_wakeups;
 } perf_state_t;
 
-/* ---------------------------------------------------------------- options */
-static void usage(FILE *f, const char *argv0)
-{
-    fprintf(f,
-            "usage: %s [options]\n"
-            "  --test LIST      tests or groups, comma-separated (put,get,rmw,sub,sync,all)\n"
-            "  --min SIZE       smallest message size (bytes, K/M suffix; default 1)\n"
-            "  --max SIZE       largest message size (default 4M)\n"
-            "  --sizes LIST     explicit sizes instead of the sweep, e.g. 8,4K,1M\n"
-            "  --iters N        iterations per point and repetition, at most (default 1000000)\n"
-            "  --warmup N       warm-up iterations, at most (default 1000)\n"
-            "  --time S         time bound per point and repetition in seconds (default 0.02)\n"
-            "  --reps N         repetitions per point; rows show the median (default 3)\n"
-            "  --ranks N        ranks to fork when not launched by mpirun/srun (default 2)\n"
-            "  --target R       rank that rank 0 talks to (default: the last)\n"
-            "  --baseline B     ucp (default): raw UCP beside rmx; none: rmx only\n"
-            "  --csv, --json    machine-readable output instead of the table (the last wins)\n"
-            "  --plot FILE      also write an SVG chart of every swept test\n"
-            "  --mpi FILE       show Open MPI results (perf/mpi/osu_rma, osc ucx) beside;\n"
-            "                   repeatable: the median over the files\n"
-            "  --mpi-sm FILE    the same for osu_rma under --mca osc sm (its own column)\n"
-            "  --shmem FILE     the same for OpenSHMEM (perf/shmem/bench_shmem)\n"
-            "  --merge FILE     measure nothing: rows are the median over these --csv outputs\n"
-            "                   of earlier runs (repeatable; perf/compare.sh uses it)\n"
-            "  --idle-target S  the other ranks sleep S s in each measurement instead of\n"
-            "                   progressing (with --warmup 0: shows what needs the target)\n"
-            "  --progress       progress line on stderr (default when stderr is a terminal)\n"
-            "  --quiet          no progress line\n"
-            "  --list           list the tests and what one iteration is\n"
-            "  --topology       print the machine's topology (hwloc) and exit\n",
-            argv0);
-}
-
-static int parse_size(const char *s, size_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno != 0 || end == s)
-        return -1;
-    if (*end == 'k' || *end == 'K')
-        v <<= 10, end++;
-    else if (*end == 'm' || *end == 'M')
-        v <<= 20, end++;
-    else if (*end == 'g' || *end == 'G')
-        v <<= 30, end++;
-    if (*end == 'B' || *end == 'b')
-        end++;
-    if (*end != '\0')
-        return -1;
-    *out = (size_t)v;
-    return 0;
-}
-
-/* "8,4K,1M": explicit sizes instead of the power-of-two sweep; they set --min and --max. */
-static int parse_size_list(const char *list, perf_opts_t *o)
-{
-    char buf[512];
-    if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
-        return -1;
-    o->nsizes = 0;
-    for (char *save, *tok = strtok_r(buf, ",", &save); tok != NULL;
-         tok = strtok_r(NULL, ",", &save)) {
-        size_t v;
-        if (o->nsizes == PERF_MAX_SIZES || parse_size(tok, &v) != 0 || v == 0)
-            return -1;
-        o->sizes[o->nsizes++] = v;
-    }
-    o->min_size = o->max_size = o->sizes[0];
-    for (int i = 1; i < o->nsizes; i++) {
-        o->min_size = o->sizes[i] < o->min_size ? o->sizes[i] : o->min_size;
-        o->max_size = o->sizes[i] > o->max_size ? o->sizes[i] : o->max_size;
-    }
-    return o->nsizes > 0 ? 0 : -1;
-}
-
-static int parse_long(const char *s, long *out, long min)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || v < min)
-        return -1;
-    *out = v;
-    return 0;
-}
-
+/* ---------------------------------------------------------------- tests */
 static void list_tests(void)
 {
     for (int i = 0; i < perf_ntests; i++)
         printf("%-12s %-5s %-7s %s\n", perf_tests[i].name, perf_tests[i].group,
                perf_unit(perf_tests[i].metric), perf_tests[i].what);
-}
-
-/* --mpi, --mpi-sm, --shmem: the column whose option a is, or -1. */
-static int ext_option(const char *a)
-{
-    for (int x = 0; x < PERF_NEXT; x++)
-        if (strcmp(a, perf_ext[x].option) == 0)
-            return x;
-    return -1;
-}
-
-/* 0: parsed; 1: done (help, list); 2: usage error. */
-static int parse_args(int argc, char **argv, perf_opts_t *o)
-{
-    *o = (perf_opts_t){.min_size = 1, .max_size = (size_t)4 << 20, .iters = 1000000,
-                       .warmup = 1000, .time_s = 0.02, .reps = 3, .ranks = 2, .target = -1,
-                       .baseline = 1, .progress = -1};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        long l;
-        int bad = 0, takes = 1, x = ext_option(a);
-        if (strcmp(a, "--test") == 0 || strcmp(a, "--tests") == 0)
-            bad = v == NULL, o->tests = v;
-        else if (strcmp(a, "--min") == 0)
-            bad = v == NULL || parse_size(v, &o->min_size) != 0;
-        else if (strcmp(a, "--max") == 0)
-            bad = v == NULL || parse_size(v, &o->max_size) != 0;
-        else if (strcmp(a, "--sizes") == 0)
-            bad = v == NULL || parse_size_list(v, o) != 0;
-        else if (strcmp(a, "--iters") == 0)
-            bad = v == NULL || parse_long(v, &o->iters, 1) != 0;
-        else if (strcmp(a, "--warmup") == 0)
-            bad = v == NULL || parse_long(v, &o->warmup, 0) != 0;
-        else if (strcmp(a, "--time") == 0) {
-            char *end;
-            bad = v == NULL || (o->time_s = strtod(v, &end), *end != '\0' || o->time_s <= 0);
-        } else if (strcmp(a, "--reps") == 0)
-            bad = v == NULL || parse_long(v, &l, 1) != 0 || l > MAX_REPS || (o->reps = (int)l, 0);
-        else if (strcmp(a, "--ranks") == 0)
-            bad = v == NULL || parse_long(v, &l, 2) != 0 || l > 64 || (o->ranks = (int)l, 0);
-        else if (strcmp(a, "--target") == 0)
-            bad = v == NULL || parse_long(v, &l, 1) != 0 || l > 1 << 20 || (o->target = (int)l, 0);
-        else if (strcmp(a, "--baseline") == 0) {
-            bad = v == NULL || (strcmp(v, "ucp") != 0 && strcmp(v, "none") != 0);
-            if (!bad)
-                o->baseline = strcmp(v, "ucp") == 0;
-        } else if (strcmp(a, "--idle-target") == 0) {
-            char *end;
-            bad = v == NULL || (o->idle_s = strtod(v, &end), *end != '\0' || o->idle_s < 0);
-        } else if (strcmp(a, "--plot") == 0)
-            bad = v == NULL, o->plot = v;
-        else if (x >= 0)
-            bad = v == NULL || o->next[x] == PERF_MAX_FILES || (o->ext_csv[x][o->next[x]++] = v, 0);
-        else if (strcmp(a, "--merge") == 0)
-            bad = v == NULL || o->nmerge == PERF_MAX_FILES || (o->merge[o->nmerge++] = v, 0);
-        else {
-            takes = 0;
-            if (strcmp(a, "--csv") == 0) /* the last of --csv and --json wins (compare.sh */
-                o->csv = 1, o->json = 0; /* appends --csv to the user's options per round) */
-            else if (strcmp(a, "--json") == 0)
-                o->json = 1, o->csv = 0;
-            else if (strcmp(a, "--progress") == 0)
-                o->progress = 1;
-            else if (strcmp(a, "--quiet") == 0)
-                o->progress = 0;
-            else if (strcmp(a, "--list") == 0)
-                return list_tests(), 1;
-            else if (strcmp(a, "--topology") == 0)
-                return rmx_topology_print(stdout) == RMX_OK ? 1 : 2;
-            else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
-                return usage(stdout, argv[0]), 1;
-            else
-                bad = 1;
-        }
-        if (bad) {
-            fprintf(stderr, "%s: bad or missing value for %s\n", argv[0], a);
-            usage(stderr, argv[0]);
-            return 2;
-        }
-        i += takes;
-    }
-    if (o->min_size == 0 || o->min_size > o->max_size) {
-        fprintf(stderr, "%s: need 1 <= --min <= --max\n", argv[0]);
-        return 2;
-    }
-    return 0;
 }
 
 /* Marks the selected tests; -1 (and a message) for a name that is neither test nor group. */
@@ -247,13 +83,12 @@ static int select_tests(const char *list, uint8_t *sel)
             if (strcmp(tok, "all") == 0 || strcmp(tok, perf_tests[i].name) == 0 ||
                 strcmp(tok, perf_tests[i].group) == 0)
                 sel[i] = 1, hit = 1;
-        if (!hit) {
-            fprintf(stderr, "rmx_perf: no test or group '%s' (see --list)\n", tok);
-            rc = -1;
-        }
+        if (!hit && rc == 0)
+            rc = perf_usage_error("--test: no test or group '%s' (rmx_perf --list names them)",
+                                  tok);
     }
     free(copy);
-    return rc;
+    return rc != 0 ? -1 : 0;
 }
 
 /* ---------------------------------------------------------------- sizes */
@@ -384,6 +219,103 @@ static double load_average(void)
 }
 
 /* ---------------------------------------------------------------- measurement */
+/* --threads N: rank 0's N threads run the body at once on one context (RMX_THREAD_MULTIPLE),
+ * each on its own copy of the environment: its own source buffer and its own part of the data
+ * area (disp0).  A batch is N bodies of n iterations between two barriers, timed as one. */
+typedef struct team team_t;
+typedef struct member {
+    perf_env_t env;
+    team_t *team;
+    int rc;
+    pthread_t th;
+} member_t;
+
+struct team {
+    int n;
+    pthread_barrier_t go, done;
+    perf_body_t body;
+    size_t len;
+    long iters;         /* this batch's, per thread */
+    int quit;
+    member_t m[];
+};
+
+static void *team_member(void *arg)
+{
+    member_t *m = arg;
+    team_t *tm = m->team;
+    for (;;) {
+        pthread_barrier_wait(&tm->go);
+        if (tm->quit)
+            return NULL;
+        int rc = tm->body(&m->env, tm->len, tm->iters);
+        if (rc != RMX_OK)
+            m->rc = rc;
+        pthread_barrier_wait(&tm->done);
+    }
+}
+
+static void team_free(team_t *tm, int started)
+{
+    if (started > 1) {
+        tm->quit = 1;
+        pthread_barrier_wait(&tm->go);
+        for (int k = 1; k < started; k++)
+            pthread_join(tm->m[k].th, NULL);
+    }
+    for (int k = 1; k < tm->n; k++)
+        free(tm->m[k].env.local);
+    pthread_barrier_destroy(&tm->go);
+    pthread_barrier_destroy(&tm->done);
+    free(tm);
+}
+
+/* Thread 0 is the caller, on e itself; the others start and wait for the first batch. */
+static team_t *team_new(perf_env_t *e, int n, perf_body_t body, size_t len)
+{
+    team_t *tm = calloc(1, sizeof(*tm) + (size_t)n * sizeof(member_t));
+    if (tm == NULL)
+        return NULL;
+    tm->n = n;
+    tm->body = body;
+    tm->len = len;
+    pthread_barrier_init(&tm->go, NULL, (unsigned)n);
+    pthread_barrier_init(&tm->done, NULL, (unsigned)n);
+    size_t part = (e->data_len / (size_t)n) & ~(size_t)63;
+    int ok = 1;
+    for (int k = 0; k < n; k++) {
+        tm->m[k].env = *e;
+        tm->m[k].team = tm;
+        tm->m[k].env.disp0 = (size_t)k * part;
+        if (k > 0 && (tm->m[k].env.local = malloc(e->data_len)) == NULL)
+            ok = 0;
+        if (k > 0 && ok)
+            memcpy(tm->m[k].env.local, e->local, e->data_len);
+    }
+    int started = 1;
+    for (int k = 1; k < n && ok; k++, started++)
+        ok = pthread_create(&tm->m[k].th, NULL, team_member, &tm->m[k]) == 0;
+    if (!ok) {
+        /* the started ones wait at `go` for a count that never comes: a team of fewer */
+        pthread_barrier_destroy(&tm->go);
+        pthread_barrier_init(&tm->go, NULL, (unsigned)started);
+        team_free(tm, started);
+        return NULL;
+    }
+    return tm;
+}
+
+static int team_batch(team_t *tm, long iters)
+{
+    tm->iters = iters;
+    pthread_barrier_wait(&tm->go);
+    int rc = tm->body(&tm->m[0].env, tm->len, iters);
+    pthread_barrier_wait(&tm->done);
+    for (int k = 1; k < tm->n && rc == RMX_OK; k++)
+        rc = tm->m[k].rc;
+    return rc;
+}
+
 typedef struct {
     long done;
     double busy;
@@ -391,7 +323,7 @@ typedef struct {
 
 /* Batches of doubling size until max_iters or max_s of timed work; only batches are timed. */
 static int run_bounded(perf_env_t *e, const perf_test_t *t, perf_body_t body, size_t len,
-                       long max_iters, double max_s, run_t *r)
+                       long max_iters, double max_s, run_t *r, team_t *team)
 {
     long batch = 1, cap = max_iters / 16 > 0 ? max_iters / 16 : 1;
     r->done = 0;
@@ -399,7 +331,7 @@ static int run_bounded(perf_env_t *e, const perf_test_t *t, perf_body_t body, si
     while (r->done < max_iters) {
         long n = batch < max_iters - r->done ? batch : max_iters - r->done;
         double t0 = rmx_now_s();
-        int rc = body(e, len, n);
+        int rc = team != NULL ? team_batch(team, n) : body(e, len, n);
         r->busy += rmx_now_s() - t0;
         if (rc != RMX_OK)
             return rc;
@@ -438,12 +370,20 @@ static int measure(perf_state_t *s, perf_env_t *e, const perf_test_t *t, perf_bo
     if (t->collective || e->me == 0) {
         run_t r;
         long warm = o->warmup < o->iters ? o->warmup : o->iters;
-        if (warm > 0)
-            rc = run_bounded(e, t, body, len, warm, o->time_s / 4, &r);
+        team_t *team = NULL;
+        if (o->threads > 1 && !t->collective &&
+            (team = team_new(e, o->threads, body, len)) == NULL)
+            rc = RMX_ERR_NOMEM;
+        if (rc == RMX_OK && warm > 0)
+            rc = run_bounded(e, t, body, len, warm, o->time_s / 4, &r, team);
         if (rc == RMX_OK)
-            rc = run_bounded(e, t, body, len, o->iters, o->time_s, &r);
+            rc = run_bounded(e, t, body, len, o->iters, o->time_s, &r, team);
+        /* rates add up over the threads; a latency is what each thread sees */
+        double per = team != NULL && t->metric != METRIC_LAT ? (double)o->threads : 1.0;
         if (rc == RMX_OK && r.done > 0)
-            *value = metric_value(t, e, len, r.busy / (double)r.done);
+            *value = metric_value(t, e, len, r.busy / (double)r.done / per);
+        if (team != NULL)
+            team_free(team, team->n);
     } else if (o->idle_s > 0) {
         rmx_stats_t a, b;
         int have = e->me == e->target && rmx_stats(e->ctx, &a) == RMX_OK;
@@ -534,6 +474,7 @@ static int point(perf_state_t *s, const perf_test_t *t, size_t len)
     row->size = len;
     row->rmx = median(vr, o->reps);
     row->ucp = median(vu, o->reps);
+    atomic_store(&s->published, s->run.nrows); /* the row is whole: the watcher may print it */
     return RMX_OK;
 }
 
@@ -560,6 +501,15 @@ static int run_all(perf_state_t *s)
 {
     size_t sizes[PERF_MAX_SIZES];
     s->npoints = count_points(s);
+    if (s->env.me == 0 && s->npoints > 0) {
+        /* Every row's place exists before the first point: add_row never moves them while
+         * rank 0's watcher thread (interrupt.c) may be reading them. */
+        s->run.rows = calloc((size_t)s->npoints, sizeof(*s->run.rows));
+        if (s->run.rows == NULL)
+            return RMX_ERR_NOMEM;
+        s->run.cap = s->npoints;
+    }
+    atomic_store(&s->live, 1);
     for (int i = 0; i < perf_ntests; i++) {
         const perf_test_t *t = &perf_tests[i];
         if (!s->selected[i])
@@ -609,23 +559,46 @@ static int gather_agent_report(perf_state_t *s)
     return RMX_OK;
 }
 
-static void report(perf_state_t *s)
+/* The other programs' columns, then every output; 0, or -1 when an output was not written. */
+static int report(perf_state_t *s, perf_run_t *run)
 {
     const perf_opts_t *o = s->o;
-    perf_run_t *run = &s->run;
     for (int x = 0; x < PERF_NEXT; x++)
         if (o->next[x] > 0 && perf_read_ext(run, (perf_ext_t)x, o->ext_csv[x], o->next[x]) != 0)
             fprintf(stderr, "rmx_perf: cannot read the %s results (%s)\n", perf_ext[x].label,
                     perf_ext[x].option);
-    if (o->json)
-        perf_print_json(run, o);
-    else if (o->csv)
-        perf_print_csv(run, o);
-    else
-        perf_print_table(run, o);
-    if (o->plot != NULL && perf_plot_svg(run, o->plot) != 0)
-        fprintf(stderr, "rmx_perf: cannot write %s\n", o->plot);
-    fflush(stdout);
+    return perf_report(run, o);
+}
+
+/* The normal end: the complete report, unless rank 0's watcher is already printing the rows
+ * so far (a signal came first). */
+static int final_report(perf_state_t *s)
+{
+    if (!perf_report_claim())
+        return 0;
+    int rc = report(s, &s->run);
+    perf_report_out();
+    return rc;
+}
+
+/* Rank 0's watcher thread, on SIGINT / SIGTERM: the rows measured so far, and a note saying
+ * so, everywhere the complete report would have gone. */
+static void interrupted_report(int sig, void *arg)
+{
+    perf_state_t *s = arg;
+    const char *name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
+    if (!atomic_load(&s->live)) {
+        fprintf(stderr, "rmx_perf: interrupted by %s before the first point\n", name);
+        return;
+    }
+    perf_run_t run = s->run; /* rows up to `published` are whole and never written again */
+    run.nrows = atomic_load(&s->published);
+    snprintf(run.note, sizeof(run.note), "interrupted by %s after %d of %d points", name,
+             run.nrows, s->npoints);
+    if (s->show_progress && isatty(STDERR_FILENO))
+        fprintf(stderr, "\n");
+    fprintf(stderr, "rmx_perf: %s\n", run.note);
+    (void)report(s, &run);
 }
 
 /* --merge: a report of earlier runs, no ranks, no measurement. */
@@ -635,9 +608,9 @@ static int merge_only(perf_state_t *s)
         fprintf(stderr, "rmx_perf: cannot read the --merge files\n");
         return 1;
     }
-    report(s);
+    int rc = report(s, &s->run);
     free(s->run.rows);
-    return 0;
+    return rc == 0 ? 0 : 1;
 }
 
 static int needs_nocoalesce(const perf_state_t *s)
@@ -657,6 +630,8 @@ static int perf_main(const rmx_config_t *cfg, void *arg)
         c = *cfg;
     else
         rmx_config_init(&c);
+    if (s->o->threads > 1)
+        c.threads = RMX_THREAD_MULTIPLE;
     int rc = rmx_init(&c, &ctx);
     if (rc != RMX_OK) {
         fprintf(stderr, "rmx_perf: rmx_init: %s\n", rmx_strerror(rc));
@@ -686,9 +661,15 @@ static int perf_main(const rmx_config_t *cfg, void *arg)
     }
     if (rc == RMX_OK)
         rc = gather_agent_report(s);
+    int out_rc = 0;
     if (rc == RMX_OK && s->env.me == 0)
-        report(s);
-    if (rc != RMX_OK)
+        out_rc = final_report(s);
+    if (rc == RMX_ERR_RANK && s->o->target >= s->env.n) {
+        if (s->env.me == 0)
+            perf_usage_error("--target %d: need a rank below the %d launched", s->o->target,
+                             s->env.n);
+        out_rc = PERF_USAGE;
+    } else if (rc != RMX_OK)
         fprintf(stderr, "rmx_perf: rank %d: %s\n", s->env.me, rmx_strerror(rc));
     env_close(&s->env_nc);
     env_close(&s->env);
@@ -698,25 +679,182 @@ static int perf_main(const rmx_config_t *cfg, void *arg)
     free(s->run.rows);
     fflush(stdout);
     fflush(stderr);
-    return rc == RMX_OK ? 0 : 1;
+    if (out_rc == PERF_USAGE)
+        return PERF_USAGE;
+    return rc == RMX_OK && out_rc == 0 ? 0 : 1;
+}
+
+/* ---------------------------------------------------------------- before any rank starts */
+/* Bytes a rank maps: the window and the local buffer of each context. */
+static size_t bytes_per_rank(const perf_state_t *s)
+{
+    size_t data = data_len_for(s->o);
+    return (2 * data + PERF_CTRL_BYTES) * (needs_nocoalesce(s) ? 2 : 1);
+}
+
+/* MemAvailable of /proc/meminfo in bytes; 0 when unknown. */
+static size_t mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (f == NULL)
+        return 0;
+    char line[128];
+    unsigned long long kb = 0;
+    while (fgets(line, sizeof(line), f) != NULL)
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+            break;
+    fclose(f);
+    return (size_t)kb * 1024;
+}
+
+/* An explicit size (--sizes) that none of the selected tests with a size sweep would run, so it
+ * would silently print nothing; 0 when there is none (or no selected test sweeps sizes). */
+static size_t unused_size(const perf_state_t *s)
+{
+    for (int k = 0; k < s->o->nsizes; k++) {
+        size_t len = s->o->sizes[k];
+        int sweeping = 0, used = 0;
+        for (int i = 0; i < perf_ntests && !used; i++) {
+            const perf_test_t *t = &perf_tests[i];
+            if (!s->selected[i] || t->min_len == t->max_len)
+                continue;
+            sweeping = 1;
+            used = len >= t->min_len && len <= t->max_len && fits(s, t, len);
+        }
+        if (sweeping && !used)
+            return len;
+    }
+    return 0;
+}
+
+/* What the options ask for can be done: some point to measure, a target among the forked ranks,
+ * and memory for every rank of this machine.  PERF_USAGE with a message, or 0. */
+static int check_plan(perf_state_t *s, int launched)
+{
+    const perf_opts_t *o = s->o;
+    s->env.data_len = data_len_for(o); /* what sub_fits looks at; env_open sets it again */
+    if (count_points(s) == 0)
+        return perf_usage_error("nothing to measure: no selected test runs at the sizes given "
+                                "(rmx_perf --list; the subarray tests need multiples of 8)");
+    size_t bad = unused_size(s);
+    if (bad != 0) {
+        char sz[32];
+        perf_format_size(sz, sizeof(sz), bad);
+        return perf_usage_error("--sizes: no selected test runs at %s (rmx_perf --list; the "
+                                "rate tests stop at 64 KiB, the subarray tests need multiples "
+                                "of 8)", sz);
+    }
+    if (!launched && o->target >= o->ranks)
+        return perf_usage_error("--target %d: need a rank below --ranks %d", o->target,
+                                o->ranks);
+    size_t ranks = launched ? 1 : (size_t)o->ranks, need = ranks * bytes_per_rank(s);
+    size_t avail = mem_available();
+    if (avail > 0 && need > avail) {
+        char sz[32];
+        perf_format_size(sz, sizeof(sz), o->max_size);
+        return perf_usage_error("%zu rank(s) x %zu MiB (windows and buffers for sizes up to %s) "
+                                "need more than the %zu MiB available (MemAvailable)", ranks,
+                                bytes_per_rank(s) >> 20, sz, avail >> 20);
+    }
+    return 0;
+}
+
+/* The result files read later: each must open now, before anything is measured. */
+static int check_inputs(const perf_opts_t *o)
+{
+    for (int x = 0; x <= PERF_NEXT; x++) {
+        const char *const *paths = x < PERF_NEXT ? o->ext_csv[x] : o->merge;
+        int n = x < PERF_NEXT ? o->next[x] : o->nmerge;
+        for (int i = 0; i < n; i++) {
+            FILE *f = fopen(paths[i], "r");
+            if (f == NULL)
+                return perf_usage_error("%s %s: %s", x < PERF_NEXT ? perf_ext[x].option :
+                                        "--merge", paths[i], strerror(errno));
+            fclose(f);
+        }
+    }
+    return 0;
+}
+
+static int open_output(const char *opt, const char *path, FILE **f)
+{
+    if (path == NULL)
+        return 0;
+    *f = fopen(path, "w");
+    if (*f == NULL)
+        return perf_usage_error("%s %s: %s", opt, path, strerror(errno));
+    return 0;
+}
+
+/* --output and --plot are created now, so a bad path costs no measurement.  Under a launcher
+ * only rank 0 (PMIX_RANK) creates them: every rank truncating the same file would race. */
+static int open_outputs(perf_opts_t *o, int launched)
+{
+    const char *r = getenv("PMIX_RANK");
+    if (launched && r != NULL && strcmp(r, "0") != 0)
+        return 0;
+    if (open_output("--output", o->output, &o->output_f) != 0)
+        return PERF_USAGE;
+    return open_output("--plot", o->plot, &o->plot_f);
+}
+
+/* A rank: its signals go to the watcher (interrupt.c) before rmx_init makes any thread. */
+static int rank_main(const rmx_config_t *cfg, void *arg)
+{
+    perf_state_t *s = arg;
+    int fork_rank = cfg != NULL ? cfg->oob.rank : -1;
+    const char *r = getenv("PMIX_RANK");
+    int rank0 = cfg != NULL ? fork_rank == 0 : r == NULL || strcmp(r, "0") == 0;
+    if (perf_rank_signals(fork_rank, rank0 ? interrupted_report : NULL, s) != 0)
+        fprintf(stderr, "rmx_perf: cannot watch for signals; ^C loses the rows\n");
+    return perf_main(cfg, arg);
+}
+
+/* Without a launcher: fork the ranks.  The exit status is rank 0's when it failed (2: a usage
+ * error only a rank could see), 128 + the signal when interrupted. */
+static int fork_ranks(perf_state_t *s)
+{
+    int nranks = s->o->ranks, status[64];
+    if (perf_launcher_signals() != 0)
+        fprintf(stderr, "rmx_perf: cannot catch signals; ^C loses the rows\n");
+    fflush(stdout);
+    int rc = rmx_fork_run(nranks, rank_main, s, NULL, 3600, status);
+    int sig = perf_launcher_signal();
+    if (sig != 0)
+        return 128 + sig;
+    if (rc == RMX_OK)
+        return 0;
+    if (status[0] == PERF_USAGE || status[0] == 1)
+        return status[0];
+    fprintf(stderr, "rmx_perf: %s\n", rmx_strerror(rc));
+    return 1;
 }
 
 int main(int argc, char **argv)
 {
     perf_opts_t o;
-    int prc = parse_args(argc, argv, &o);
+    int prc = perf_parse_args(argc, argv, &o);
+    if (prc == PERF_DONE)
+        return fflush(stdout) == 0 ? 0 : 1;
     if (prc != 0)
-        return prc == 1 ? 0 : 2;
+        return PERF_USAGE;
+    if (o.list) {
+        list_tests();
+        return fflush(stdout) == 0 ? 0 : 1;
+    }
+    if (o.topology)
+        return rmx_topology_print(stdout) == RMX_OK && fflush(stdout) == 0 ? 0 : 1;
     perf_state_t s = {.o = &o};
-    if (select_tests(o.tests, s.selected) != 0)
-        return 2;
+    int launched = getenv("PMIX_NAMESPACE") != NULL;
+    if (select_tests(o.tests, s.selected) != 0 || check_inputs(&o) != 0)
+        return PERF_USAGE;
+    if (o.nmerge == 0 && check_plan(&s, launched) != 0)
+        return PERF_USAGE;
+    if (open_outputs(&o, launched) != 0)
+        return PERF_USAGE;
     if (o.nmerge > 0)
         return merge_only(&s);
-    if (getenv("PMIX_NAMESPACE") != NULL)
-        return perf_main(NULL, &s);
-    fflush(stdout);
-    int rc = rmx_fork_run(o.ranks, perf_main, &s, NULL, 3600, NULL);
-    if (rc != RMX_OK)
-        fprintf(stderr, "rmx_perf: %s\n", rmx_strerror(rc));
-    return rc == RMX_OK ? 0 : 1;
+    if (launched)
+        return rank_main(NULL, &s);
+    return fork_ranks(&s);
 }

@@ -49,6 +49,13 @@
 #endif
 #define RMX_T(seconds) ((seconds) * RMX_TEST_TIME_SCALE)
 
+/* tests/harness_run.c: run `cmd` through sh, its standard output and error together into *out
+ * (malloc'd, "" when none; out NULL: discarded); returns its exit status, 128 + signal when
+ * killed (124 when timeout(1) ended it), -1 when it could not be started. */
+int rmx_test_run(const char *cmd, char **out);
+/* The whole of the file at path, malloc'd ("" when it cannot be read). */
+char *rmx_test_slurp(const char *path);
+
 /* Fork n ranks running fn, fail the Criterion test unless every one exits 0. */
 static inline void run_ranks_cfg(int n, rmx_fork_main_t fn, void *arg, const rmx_config_t *cfg,
                                  double timeout_s)

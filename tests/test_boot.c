@@ -25,29 +25,15 @@ Test(boot, pmix_under_mpirun_3_ranks, .timeout = RMX_T(150)) { cr_expect_eq(run_
 static void survivors_under_mpirun(int np, const char *tls, int runs)
 {
     for (int i = 0; i < runs; i++) {
-        char log[] = "/tmp/rmx_survivors_XXXXXX";
-        int fd = mkstemp(log);
-        cr_assert(fd >= 0);
-        close(fd);
         char cmd[2048];
         snprintf(cmd, sizeof(cmd),
                  "timeout %d mpirun --allow-run-as-root --oversubscribe --mca orte_enable_recovery 1 "
-                 "%s%s -np %d %s/prog_survivors 2 > %s 2>&1",
+                 "%s%s -np %d %s/prog_survivors 2",
                  RMX_T(30), tls != NULL ? "-x UCX_TLS=" : "", tls != NULL ? tls : "", np,
-                 RMX_TEST_BIN_DIR, log);
-        (void)system(cmd);
+                 RMX_TEST_BIN_DIR);
+        char *text;
+        (void)rmx_test_run(cmd, &text);
         int lines = 0;
-        char *text = NULL;
-        size_t cap = 0;
-        FILE *f = fopen(log, "r");
-        if (f != NULL) {
-            if (getdelim(&text, &cap, '\0', f) < 0) {
-                free(text);
-                text = NULL;
-            }
-            fclose(f);
-        }
-        unlink(log);
         /* Counted anywhere, not at line starts: mpirun forwards the ranks' stdout and stderr
          * into one stream, where a survivor's line can land in the middle of another process's
          * UCX warning (seen: 1 run in ~25 under RMX_WIN_MEMORY=user). */

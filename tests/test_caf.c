@@ -6,7 +6,6 @@
  * here the job's exit status is asserted, and for the fail_* programs that the job fails, with
  * the expected message.
  */
-#include <sys/wait.h>
 #include "harness.h"
 
 #define CAF_TIMEOUT_S 60
@@ -15,34 +14,18 @@
  * (malloc'd, may be NULL). */
 static int run_caf_with(const char *launcher, const char *prog, int np, char **out)
 {
-    char log[] = "/tmp/rmx_caf_XXXXXX";
-    int fd = mkstemp(log);
-    cr_assert(fd >= 0);
-    close(fd);
     /* Under `make asan` no leak report for the Fortran programs: a main program's allocatables
      * and PMIx's internals are legitimately still allocated at exit (libcaf_rmx frees its own). */
     char cmd[1024];
     /* rmxrun's own timeout (124 under either launcher); timeout(1) only in case rmxrun hangs. */
     snprintf(cmd, sizeof(cmd),
              "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 timeout %d "
-             "%s/../rmxrun --launcher %s --timeout %d -n %d %s/caf/%s > %s 2>&1",
+             "%s/../rmxrun --launcher %s --timeout %d -n %d %s/caf/%s",
              CAF_TIMEOUT_S + 15, RMX_TEST_BIN_DIR, launcher, CAF_TIMEOUT_S, np, RMX_TEST_BIN_DIR,
-             prog, log);
-    int ws = system(cmd);
-    int rc = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
-    FILE *f = fopen(log, "r");
-    char *text = NULL;
-    size_t cap = 0;
-    if (f != NULL) {
-        ssize_t n = getdelim(&text, &cap, '\0', f);
-        if (n < 0) {
-            free(text);
-            text = NULL;
-        }
-        fclose(f);
-    }
-    unlink(log);
-    if (rc != 0 && text != NULL && out == NULL)
+             prog);
+    char *text;
+    int rc = rmx_test_run(cmd, &text);
+    if (rc != 0 && out == NULL)
         fprintf(stderr, "%s -np %d under %s (exit %d):\n%s\n", prog, np, launcher, rc, text);
     if (out != NULL)
         *out = text;

@@ -102,21 +102,6 @@ ParameterizedTestParameters(caf_compare, programs)
     return cr_make_param_array(struct cmp_run, runs, count, free_params);
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    char *text = NULL;
-    size_t cap = 0;
-    if (f == NULL)
-        return strdup("");
-    if (getdelim(&text, &cap, '\0', f) < 0) {
-        free(text);
-        text = strdup("");
-    }
-    fclose(f);
-    return text;
-}
-
 struct cmp_output {
     int rc;
     char *out, *err;
@@ -136,8 +121,8 @@ static struct cmp_output run_job(const char *bin, int np)
              "--allow-run-as-root --oversubscribe -np %d %s > %s 2> %s < /dev/null",
              RMX_T(CMP_TIMEOUT_S), np, bin, out, err);
     int ws = system(cmd);
-    struct cmp_output r = {WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws), slurp(out),
-                           slurp(err)};
+    struct cmp_output r = {WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws), rmx_test_slurp(out),
+                           rmx_test_slurp(err)};
     unlink(out);
     unlink(err);
     return r;

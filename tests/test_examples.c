@@ -6,39 +6,10 @@
  * nothing.  Each example checks its own results and exits non-zero on a wrong one; here the
  * exit status is asserted and the lines the example prints when it is right are looked for.
  */
-#include <sys/wait.h>
 #include "harness.h"
 
 #define EX_DIR RMX_TEST_BIN_DIR "/examples"
 #define EX_TIMEOUT_S RMX_T(60)
-
-/* Run a shell command, its standard output and error into *out (malloc'd, "" when none);
- * returns its exit status (128 + signal when killed, 124 when timeout(1) ended it). */
-static int run_cmd(const char *cmd, char **out)
-{
-    char log[] = "/tmp/rmx_example_XXXXXX";
-    int fd = mkstemp(log);
-    cr_assert(fd >= 0);
-    close(fd);
-    char full[2048];
-    snprintf(full, sizeof(full), "%s > %s 2>&1", cmd, log);
-    int ws = system(full);
-    int rc = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
-    char *text = NULL;
-    size_t cap = 0;
-    FILE *f = fopen(log, "r");
-    if (f != NULL) {
-        if (getdelim(&text, &cap, '\0', f) < 0) {
-            free(text);
-            text = NULL;
-        }
-        fclose(f);
-    }
-    unlink(log);
-    *out = text != NULL ? text : strdup("");
-    cr_assert_not_null(*out);
-    return rc;
-}
 
 /* How a user starts `prog args` on np ranks with launcher "mpirun" or "fork".  RMX_TEST_WRAPPER
  * (make valgrind) goes in front of each rank under mpirun, which valgrind does not follow (it
@@ -61,7 +32,7 @@ static void launch_cmd(char *cmd, size_t len, const char *launcher, int np, cons
 static void expect_example(const char *cmd, const char *const *want)
 {
     char *out;
-    int rc = run_cmd(cmd, &out);
+    int rc = rmx_test_run(cmd, &out);
     cr_expect_eq(rc, 0, "`%s` exited with %d:\n%s", cmd, rc, out);
     for (int i = 0; want[i] != NULL; i++)
         cr_expect(strstr(out, want[i]) != NULL, "`%s` did not print \"%s\":\n%s", cmd, want[i],
@@ -103,7 +74,7 @@ Test(examples, hello_on_one_rank_says_it_needs_two, .timeout = RMX_T(90))
     char cmd[1024], *out;
     snprintf(cmd, sizeof(cmd), "%s/../rmx_forkrun --timeout %d -n 1 %s/hello", RMX_TEST_BIN_DIR,
              EX_TIMEOUT_S, EX_DIR);
-    int rc = run_cmd(cmd, &out);
+    int rc = rmx_test_run(cmd, &out);
     cr_expect(rc != 0 && rc != 124, "`%s` exited with %d", cmd, rc);
     cr_expect(strstr(out, "hello needs at least 2 ranks, got 1") != NULL, "no message in:\n%s",
               out);

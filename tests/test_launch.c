@@ -11,28 +11,6 @@
 #define RMX_TEST_SRC_DIR "tests"
 #endif
 
-#define OUT_MAX (64 * 1024)
-
-/* Run a shell command, its stdout and stderr together into out (NUL-terminated, truncated at
- * OUT_MAX); its exit status, 128+signal when killed, -1 when it could not be started. */
-static int run_capture(const char *cmd, char *out)
-{
-    FILE *p = popen(cmd, "r");
-    if (p == NULL) {
-        snprintf(out, OUT_MAX, "popen(%s) failed", cmd);
-        return -1;
-    }
-    size_t n = fread(out, 1, OUT_MAX - 1, p);
-    out[n] = '\0';
-    char rest[4096]; /* drain beyond OUT_MAX, so the command never blocks on a full pipe */
-    while (fread(rest, 1, sizeof(rest), p) > 0) {
-    }
-    int ws = pclose(p);
-    if (ws == -1)
-        return -1;
-    return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
-}
-
 static int count_of(const char *haystack, const char *needle)
 {
     int n = 0;
@@ -55,38 +33,43 @@ static const char *last_line(char *out)
  * installed or cannot run in this machine or container. */
 Test(launch, srun_mpi_pmix_2_ranks_and_srun_without_pmix, .timeout = RMX_T(60) * 3 + 60)
 {
-    static char out[OUT_MAX];
+    char *out;
     char cmd[1024];
     /* make valgrind runs the script natively (--trace-children-skip-by-arg), and srun's ranks
      * under RMX_TEST_WRAPPER */
-    snprintf(cmd, sizeof(cmd), "SLURM_RUN_STEP_TIMEOUT=%d bash %s/slurm_run.sh %s 2>&1", RMX_T(60),
+    snprintf(cmd, sizeof(cmd), "SLURM_RUN_STEP_TIMEOUT=%d bash %s/slurm_run.sh %s ", RMX_T(60),
              RMX_TEST_SRC_DIR, RMX_TEST_BIN_DIR);
-    int rc = run_capture(cmd, out);
+    int rc = rmx_test_run(cmd, &out);
     const char *verdict = last_line(out);
     if (rc == 77) {
         if (strncmp(verdict, "SKIP: ", 6) == 0)
             verdict += 6;
         fprintf(stderr, "launch::srun_mpi_pmix_2_ranks_and_srun_without_pmix: skipped: %s\n",
                 verdict);
-        cr_skip_test("%s", verdict);
+        char reason[512];
+        snprintf(reason, sizeof(reason), "%s", verdict);
+        free(out);
+        cr_skip_test("%s", reason);
     }
     cr_expect_eq(rc, 0, "tests/slurm_run.sh exited %d: %s\nits output:\n%s", rc, verdict, out);
     cr_expect_str_eq(verdict, "PASS", "its output:\n%s", out);
+    free(out);
 }
 
 Test(launch, mpirun_2_ranks, .timeout = RMX_T(150))
 {
-    static char out[OUT_MAX];
+    char *out;
     char cmd[1024];
     const char *wrapper = getenv("RMX_TEST_WRAPPER"); /* make valgrind: each rank under it */
     snprintf(cmd, sizeof(cmd),
-             "timeout %d mpirun --allow-run-as-root --oversubscribe -np 2 %s %s/prog_launch 2 2>&1",
+             "timeout %d mpirun --allow-run-as-root --oversubscribe -np 2 %s %s/prog_launch 2",
              RMX_T(120), wrapper != NULL ? wrapper : "", RMX_TEST_BIN_DIR);
-    int rc = run_capture(cmd, out);
+    int rc = rmx_test_run(cmd, &out);
     cr_expect_eq(rc, 0, "mpirun exited %d; its output:\n%s", rc, out);
     cr_expect_eq(count_of(out, ": OK\n"), 2, "not every rank said OK:\n%s", out);
     cr_expect_eq(count_of(out, "rank 0 of 2: OK"), 1, "%s", out);
     cr_expect_eq(count_of(out, "rank 1 of 2: OK"), 1, "%s", out);
+    free(out);
 }
 
 /* Every launcher variable rmx looks at, and PMIx's and rmx_fork_exec's: the child sees only the
@@ -103,11 +86,11 @@ Test(launch, mpirun_2_ranks, .timeout = RMX_T(150))
  * names the launcher, its variable and what to do; the rank does not go on as a job of its own. */
 static void without_pmix(const char *env, const char *launcher, const char *size_var)
 {
-    static char out[OUT_MAX];
+    char *out;
     char cmd[1024];
     /* A child of this process: make valgrind follows it (--trace-children), no wrapper. */
-    snprintf(cmd, sizeof(cmd), UNSET_LAUNCHERS "%s %s/prog_launch 2 2>&1", env, RMX_TEST_BIN_DIR);
-    int rc = run_capture(cmd, out);
+    snprintf(cmd, sizeof(cmd), UNSET_LAUNCHERS "%s %s/prog_launch 2", env, RMX_TEST_BIN_DIR);
+    int rc = rmx_test_run(cmd, &out);
     cr_expect_eq(rc, 1, "%s: prog_launch exited %d:\n%s", env, rc, out);
     char said[256];
     snprintf(said, sizeof(said), "started by %s as one of %s ranks", launcher,
@@ -118,6 +101,7 @@ static void without_pmix(const char *env, const char *launcher, const char *size
     cr_expect_neq(strstr(out, rmx_strerror(RMX_ERR_BOOTSTRAP)), NULL,
                   "%s: rmx_init did not return RMX_ERR_BOOTSTRAP:\n%s", env, out);
     cr_expect_eq(strstr(out, ": OK"), NULL, "%s: ran as a job of its own:\n%s", env, out);
+    free(out);
 }
 
 Test(launch, srun_variables_without_pmix_is_a_clear_error, .timeout = RMX_T(30))

@@ -1,10 +1,18 @@
 /*
  * test_perf.c — smoke tests of the benchmark tool: build/rmx_perf runs in a quick mode on 2
- * forked ranks and must exit 0 with well-formed rows (CSV, JSON, SVG), and must refuse bad
- * options with status 2.  Nothing here asserts on speed: only that numbers are there and positive.
+ * forked ranks and must exit 0 with well-formed rows (CSV, JSON, SVG); its command line refuses
+ * every bad input with a message and status 2 before measuring, a failed write is status 1,
+ * SIGINT / SIGTERM print the rows so far and leave nothing behind, and --help is the README's
+ * rmx_perf(1) block.  Nothing here asserts on speed: only that numbers are there and positive.
  */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include "harness.h"
 
@@ -137,17 +145,6 @@ Test(perf, without_baseline_only_rmx_is_printed)
     cr_assert_eq(r.status, 0, "stderr:\n%s\nstdout:\n%s", r.err, r.out);
     cr_expect(strstr(r.out, "\ntest,size,unit,rmx\nget_lat,8,us,") != NULL, "%s", r.out);
     free(r.out);
-}
-
-Test(perf, bad_options_are_refused_with_status_2)
-{
-    const char *bad[] = {"--test no_such_test", "--min 0", "--min 64 --max 8", "--reps 0",
-                         "--iters x", "--baseline mpi", "--frobnicate", "--time"};
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        run_out_t r = run_perf(bad[i]);
-        cr_expect_eq(r.status, 2, "'%s' exited %d", bad[i], r.status);
-        free(r.out);
-    }
 }
 
 /* engine/rma.c caches each thread's identity for its owner check (found by rmx_perf): a thread
@@ -359,4 +356,493 @@ Test(perf, bench_shmem_runs_under_oshrun, .timeout = RMX_T(180))
         double v = row ? strtod(strchr(row + strlen(fixed[t]), ',') + 1, NULL) : NAN;
         cr_expect(v > 0 && isfinite(v), "%s: %g\n%s", fixed[t], v, out);
     }
+}
+
+/* ---------------------------------------------------------------- the command line */
+/* Every bad input: status 2, a message on stderr naming the problem, nothing on stdout (nothing
+ * was measured).  None of these forks a rank. */
+Test(perf, bad_input_is_refused_with_status_2_and_a_message)
+{
+    static const char *const bad[][2] = {
+        {"--sizes 64G", "--sizes '64G': a size is 1 B .. 4 MiB"},
+        {"--max 5M", "--max '5M': a size is 1 B .. 4 MiB"},
+        {"--min 0", "--min '0': a size is 1 B"},
+        {"--sizes 8,,16", "--sizes '8,,16': an empty"},
+        {"--sizes 8,", "--sizes '8,': an empty"},
+        {"--sizes -8", "--sizes '-8': not a size"},
+        {"--sizes 4Kx", "--sizes '4Kx': not a size"},
+        {"--min 99999999999999999999G", "not a size"},
+        {"--min 64 --max 8", "--min is larger than --max"},
+        {"--test put_rate --sizes 8,1M", "no selected test runs at 1 MiB"},
+        {"--test sub --sizes 3", "nothing to measure"},
+        {"--iters x", "--iters 'x': need a whole number >= 1"},
+        {"--iters 10x", "--iters '10x': need a whole number"},
+        {"--iters 0", "--iters '0'"},
+        {"--iters -5", "--iters '-5'"},
+        {"--iters 99999999999999999999", "--iters '99999999999999999999'"},
+        {"--warmup -1", "--warmup '-1': need a whole number >= 0"},
+        {"--time 0", "--time '0': need seconds"},
+        {"--time nan", "--time 'nan'"},
+        {"--time 1e9", "--time '1e9'"},
+        {"--time 0.1s", "--time '0.1s'"},
+        {"--idle-target inf", "--idle-target 'inf'"},
+        {"--reps 0", "--reps '0': need a whole number in 1 .. 101"},
+        {"--reps 102", "--reps '102'"},
+        {"--ranks 1", "--ranks '1': need a whole number in 2 .. 64"},
+        {"--ranks 65", "--ranks '65'"},
+        {"--ranks 2 --target 2", "--target 2: need a rank below --ranks 2"},
+        {"--target 0", "--target '0'"},
+        {"--test no_such_test", "no test or group 'no_such_test'"},
+        {"--test put,", "--test 'put,': an empty test name"},
+        {"--baseline mpi", "--baseline 'mpi': need ucp or none"},
+        {"--frobnicate", "unknown option '--frobnicate'"},
+        {"-x", "unknown option '-x'"},
+        {"--time", "option '--time' needs a value"},
+        {"stray", "unexpected argument 'stray'"},
+        {"--format csv", "--format applies to --output"},
+        {"--output r.txt", "--output 'r.txt': name it .csv or .json"},
+        {"--output r.csv --format xml", "--format 'xml': need csv or json"},
+        {"--output /nonexistent/r.csv", "--output /nonexistent/r.csv: No such file"},
+        {"--plot /nonexistent/p.svg", "--plot /nonexistent/p.svg: No such file"},
+        {"--mpi /nonexistent/m.csv", "--mpi /nonexistent/m.csv: No such file"},
+        {"--merge /nonexistent/m.csv", "--merge /nonexistent/m.csv: No such file"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        run_out_t r = run_perf(bad[i][0]);
+        cr_expect_eq(r.status, 2, "'%s' exited %d; stderr:\n%s", bad[i][0], r.status, r.err);
+        cr_expect(strncmp(r.err, "rmx_perf: ", 10) == 0 && strstr(r.err, bad[i][1]) != NULL,
+                  "'%s': stderr lacks \"%s\":\n%s", bad[i][0], bad[i][1], r.err);
+        cr_expect_str_empty(r.out, "'%s' printed on stdout:\n%s", bad[i][0], r.out);
+        free(r.out);
+    }
+}
+
+/* Option names as perf/compare.sh, the Makefile and the README spell them, in both getopt
+ * forms (--opt value, --opt=value), are accepted. */
+Test(perf, existing_option_spellings_still_work)
+{
+    run_out_t r = run_perf("--ranks=2 --iters=50 --warmup 5 --time=0.005 --reps 1 --quiet "
+                           "--tests fadd --baseline=none --progress --quiet --json --csv");
+    cr_assert_eq(r.status, 0, "stderr:\n%s\nstdout:\n%s", r.err, r.out);
+    cr_expect(strstr(r.out, "\ntest,size,unit,rmx\nfadd,8,us,") != NULL, "%s", r.out);
+    free(r.out);
+}
+
+/* A write that fails after the measurement (a full disk: /dev/full) is status 1 and a message
+ * naming what was not written. */
+Test(perf, failed_output_write_exits_1)
+{
+    static const char *const cases[][2] = {
+        {"--output /dev/full --format csv", "cannot write /dev/full"},
+        {"--output /dev/full --format json", "cannot write /dev/full"},
+        {"--plot /dev/full", "cannot write /dev/full"},
+        {"--csv >/dev/full", "cannot write standard output"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char args[512];
+        snprintf(args, sizeof(args), QUICK " --test fadd,put_lat --sizes 8,64 %s", cases[i][0]);
+        run_out_t r = run_perf(args);
+        cr_expect_eq(r.status, 1, "'%s' exited %d; stderr:\n%s", cases[i][0], r.status, r.err);
+        cr_expect(strstr(r.err, cases[i][1]) != NULL, "'%s': stderr lacks \"%s\":\n%s",
+                  cases[i][0], cases[i][1], r.err);
+        free(r.out);
+    }
+}
+
+/* A small JSON checker (RFC 8259 grammar, no semantics): the end of the value at p, or NULL. */
+static const char *json_ws(const char *p)
+{
+    while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
+        p++;
+    return p;
+}
+
+static const char *json_str(const char *p)
+{
+    if (*p != '"')
+        return NULL;
+    for (p++; *p != '"'; p++) {
+        if (*p == '\0' || (unsigned char)*p < 0x20)
+            return NULL;
+        if (*p != '\\')
+            continue;
+        p++;
+        if (*p == 'u') {
+            for (int i = 0; i < 4; i++)
+                if (!isxdigit((unsigned char)*++p))
+                    return NULL;
+        } else if (*p == '\0' || strchr("\"\\/bfnrt", *p) == NULL)
+            return NULL;
+    }
+    return p + 1;
+}
+
+static const char *json_digits(const char *p)
+{
+    if (!isdigit((unsigned char)*p))
+        return NULL;
+    while (isdigit((unsigned char)*p))
+        p++;
+    return p;
+}
+
+static const char *json_num(const char *p)
+{
+    if (*p == '-')
+        p++;
+    p = *p == '0' ? p + 1 : json_digits(p);
+    if (p != NULL && *p == '.')
+        p = json_digits(p + 1);
+    if (p != NULL && (*p == 'e' || *p == 'E')) {
+        p++;
+        if (*p == '+' || *p == '-')
+            p++;
+        p = json_digits(p);
+    }
+    return p;
+}
+
+static const char *json_value(const char *p, int depth)
+{
+    p = json_ws(p);
+    if (depth > 16)
+        return NULL;
+    if (*p == '{' || *p == '[') {
+        char close = *p == '{' ? '}' : ']';
+        int obj = *p == '{';
+        p = json_ws(p + 1);
+        if (*p == close)
+            return p + 1;
+        for (;;) {
+            if (obj) {
+                p = json_str(json_ws(p));
+                if (p == NULL || *(p = json_ws(p)) != ':')
+                    return NULL;
+                p++;
+            }
+            if ((p = json_value(p, depth + 1)) == NULL)
+                return NULL;
+            p = json_ws(p);
+            if (*p != ',')
+                return *p == close ? p + 1 : NULL;
+            p++;
+        }
+    }
+    if (*p == '"')
+        return json_str(p);
+    if (strncmp(p, "true", 4) == 0 || strncmp(p, "null", 4) == 0)
+        return p + 4;
+    if (strncmp(p, "false", 5) == 0)
+        return p + 5;
+    return json_num(p);
+}
+
+static int json_valid(const char *text)
+{
+    const char *end = json_value(text, 0);
+    return end != NULL && *json_ws(end) == '\0';
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return NULL;
+    size_t cap = 1 << 16, len = 0, got;
+    char *buf = malloc(cap);
+    while (buf != NULL && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += got;
+        if (cap - len < 1024) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+        }
+    }
+    if (buf != NULL)
+        buf[len] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* --output FILE: JSON by extension beside a CSV stdout, CSV by --format whatever the name; both
+ * carry the rows the run measured, and the JSON parses. */
+Test(perf, output_file_is_valid_csv_or_json)
+{
+    cr_assert(json_valid("{\"a\": [1, -2.5e3, null, \"x\\\"\"], \"b\": {}}"));
+    cr_assert(!json_valid("{\"a\": [1, ]}"), "the checker must be able to say no");
+    cr_assert(!json_valid("{\"a\": nan}"));
+    char dir[] = "/tmp/rmx_perf_out_XXXXXX";
+    cr_assert(mkdtemp(dir) != NULL);
+    char js[128], cs[128], args[512];
+    snprintf(js, sizeof(js), "%s/rows.json", dir);
+    snprintf(cs, sizeof(cs), "%s/rows.data", dir);
+
+    snprintf(args, sizeof(args), QUICK " --test put_lat,fadd --sizes 8,64 --csv --output %s", js);
+    run_out_t r = run_perf(args);
+    cr_assert_eq(r.status, 0, "stderr:\n%s\nstdout:\n%s", r.err, r.out);
+    cr_expect(strstr(r.out, "\nput_lat,64,us,") != NULL, "stdout is the CSV:\n%s", r.out);
+    char *j = slurp(js);
+    cr_assert(j != NULL, "%s not written", js);
+    cr_expect(json_valid(j), "not JSON:\n%s", j);
+    cr_expect(strstr(j, "{\"test\": \"put_lat\", \"size\": 64, \"unit\": \"us\", \"rmx\": ") !=
+              NULL, "%s", j);
+    cr_expect(strstr(j, "{\"test\": \"fadd\", \"size\": 8,") != NULL, "%s", j);
+    free(j);
+    free(r.out);
+
+    snprintf(args, sizeof(args), QUICK " --test put_lat --sizes 8,64 --output %s --format csv",
+             cs);
+    r = run_perf(args);
+    cr_assert_eq(r.status, 0, "stderr:\n%s\nstdout:\n%s", r.err, r.out);
+    cr_expect(strstr(r.out, "test             size") != NULL, "stdout is the table:\n%s", r.out);
+    char *c = slurp(cs);
+    cr_assert(c != NULL, "%s not written", cs);
+    double rmx = NAN, ucp = NAN;
+    cr_expect(strstr(c, "\ntest,size,unit,rmx,ucp,rmx_over_ucp\n") != NULL, "%s", c);
+    cr_expect(csv_row(c, "put_lat", 8, &rmx, &ucp) && rmx > 0 && ucp > 0, "%s", c);
+    cr_expect(csv_row(c, "put_lat", 64, &rmx, &ucp) && rmx > 0 && ucp > 0, "%s", c);
+    free(c);
+    free(r.out);
+    unlink(js), unlink(cs);
+    rmdir(dir);
+}
+
+/* The help text is the README's rmx_perf(1) block, byte for byte. */
+Test(perf, help_is_the_readme_block)
+{
+    run_out_t r = run_perf("--help");
+    cr_assert_eq(r.status, 0, "stderr:\n%s", r.err);
+    char *readme = slurp(RMX_TEST_SRC_DIR "/../README.md");
+    cr_assert(readme != NULL, "README.md not found");
+    const char *mark = "<!-- rmx_perf --help:";
+    const char *p = strstr(readme, mark);
+    cr_assert(p != NULL, "README.md has no '%s' marker", mark);
+    p = strstr(p, "\n```text\n");
+    cr_assert(p != NULL, "no ```text block after the marker");
+    p += strlen("\n```text\n");
+    const char *end = strstr(p, "\n```\n");
+    cr_assert(end != NULL, "the block is not closed");
+    size_t n = (size_t)(end - p) + 1; /* with its last newline */
+    size_t line = 1, i = 0;
+    for (; i < n && r.out[i] == p[i]; i++)
+        line += p[i] == '\n';
+    cr_expect(i == n && r.out[n] == '\0',
+              "rmx_perf --help and README.md differ from line %zu:\n  help:   %.80s\n  README: "
+              "%.80s\n(paste the output of build/rmx_perf --help into the block)", line,
+              r.out + i, p + i);
+    free(readme);
+    free(r.out);
+}
+
+/* ---------------------------------------------------------------- SIGINT / SIGTERM */
+/* rmx_perf with args in a process group of its own (as a shell job is), stdout and stderr into
+ * files: the test can signal it like ^C does (the group) or like kill does (the process). */
+static pid_t spawn_perf(const char *args, const char *out, const char *err)
+{
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        setpgid(0, 0);
+        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
+            _exit(126);
+        char cmd[1200];
+        snprintf(cmd, sizeof(cmd), "exec %s %s", PERF_BIN, args);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    setpgid(pid, pid); /* also here: whichever runs first, the group exists before a kill */
+    return pid;
+}
+
+/* The processes of group pgid (the launcher and its ranks), from /proc. */
+static int group_members(pid_t pgid, pid_t *pids, int max)
+{
+    DIR *d = opendir("/proc");
+    int n = 0;
+    struct dirent *de;
+    while (d != NULL && (de = readdir(d)) != NULL && n < max) {
+        char path[300], buf[512];
+        if (!isdigit((unsigned char)de->d_name[0]))
+            continue;
+        snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+        FILE *f = fopen(path, "r");
+        if (f == NULL)
+            continue;
+        size_t len = fread(buf, 1, sizeof(buf) - 1, f);
+        fclose(f);
+        buf[len] = '\0';
+        const char *rp = strrchr(buf, ')'); /* "pid (comm) state ppid pgrp ..." */
+        char state;
+        int ppid, pgrp;
+        if (rp != NULL && sscanf(rp + 1, " %c %d %d", &state, &ppid, &pgrp) == 3 &&
+            pgrp == pgid && state != 'Z')
+            pids[n++] = (pid_t)atoi(de->d_name);
+    }
+    if (d != NULL)
+        closedir(d);
+    return n;
+}
+
+/* What the ranks have mapped that must not outlive them: /dev/shm files still linked, and the
+ * System V segments they created (shmid). */
+typedef struct {
+    char shm[16][160];
+    int nshm;
+    long sysv[64];
+    int nsysv;
+} leftovers_t;
+
+static void note_leftovers(const pid_t *pids, int n, leftovers_t *l)
+{
+    for (int i = 0; i < n; i++) {
+        char path[64], line[512];
+        snprintf(path, sizeof(path), "/proc/%d/maps", (int)pids[i]);
+        FILE *f = fopen(path, "r");
+        while (f != NULL && fgets(line, sizeof(line), f) != NULL && l->nshm < 16) {
+            char *p = strstr(line, "/dev/shm/");
+            if (p != NULL && strstr(p, "(deleted)") == NULL) {
+                p[strcspn(p, "\n")] = '\0';
+                snprintf(l->shm[l->nshm++], sizeof(l->shm[0]), "%s", p);
+            }
+        }
+        if (f != NULL)
+            fclose(f);
+    }
+    FILE *f = fopen("/proc/sysvipc/shm", "r");
+    char line[512];
+    while (f != NULL && fgets(line, sizeof(line), f) != NULL && l->nsysv < 64) {
+        long key, shmid, perms, size, cpid;
+        if (sscanf(line, "%ld %ld %lo %ld %ld", &key, &shmid, &perms, &size, &cpid) != 5)
+            continue; /* the header */
+        for (int i = 0; i < n; i++)
+            if (cpid == pids[i])
+                l->sysv[l->nsysv++] = shmid;
+    }
+    if (f != NULL)
+        fclose(f);
+}
+
+static int sysv_exists(long shmid)
+{
+    FILE *f = fopen("/proc/sysvipc/shm", "r");
+    char line[512];
+    int found = 0;
+    while (f != NULL && !found && fgets(line, sizeof(line), f) != NULL) {
+        long key, id;
+        found = sscanf(line, "%ld %ld", &key, &id) == 2 && id == shmid;
+    }
+    if (f != NULL)
+        fclose(f);
+    return found;
+}
+
+/* Waits until file holds needle (or seconds pass); 1 when it does. */
+static int wait_for_text(const char *file, const char *needle, double seconds)
+{
+    for (double t = 0; t < seconds; t += 0.05) {
+        char *text = slurp(file);
+        int hit = text != NULL && strstr(text, needle) != NULL;
+        free(text);
+        if (hit)
+            return 1;
+        usleep(50 * 1000);
+    }
+    return 0;
+}
+
+/* The exit status of pid within seconds; -1 (and the group SIGKILLed) when it did not end. */
+static int wait_exit(pid_t pid, double seconds)
+{
+    int ws;
+    for (double t = 0; t < seconds; t += 0.02) {
+        if (waitpid(pid, &ws, WNOHANG) == pid)
+            return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws) + 1000;
+        usleep(20 * 1000);
+    }
+    kill(-pid, SIGKILL);
+    waitpid(pid, &ws, 0);
+    return -1;
+}
+
+/* A run of 23 points of about 1.2 s each, interrupted after its second: rank 0 prints the two
+ * or more rows so far (table and --output CSV) with a note, the status is 128 + sig, and no
+ * process, /dev/shm file or System V segment of the run is left. */
+static void interrupt_run(int sig, int whole_group)
+{
+    char dir[] = "/tmp/rmx_perf_sig_XXXXXX";
+    cr_assert(mkdtemp(dir) != NULL);
+    char out[128], err[128], csv[128], args[512];
+    snprintf(out, sizeof(out), "%s/out", dir);
+    snprintf(err, sizeof(err), "%s/err", dir);
+    snprintf(csv, sizeof(csv), "%s/rows.csv", dir);
+    snprintf(args, sizeof(args), "--ranks 2 --test put_lat --iters 1000000000 --warmup 10 "
+             "--time 0.5 --reps 1 --progress --output %s", csv);
+    pid_t pid = spawn_perf(args, out, err);
+    int started = wait_for_text(err, "[  3/", RMX_T(60));
+    pid_t pids[16];
+    int n = group_members(pid, pids, 16);
+    leftovers_t l = {.nshm = 0};
+    note_leftovers(pids, n, &l);
+    kill(whole_group ? -pid : pid, sig);
+    int st = wait_exit(pid, RMX_T(30));
+    char *o = slurp(out), *e = slurp(err), *c = slurp(csv);
+    cr_assert(started, "no third point within 60 s; stderr:\n%s", e);
+    cr_expect_eq(n, 3, "the launcher and 2 ranks, found %d", n);
+    cr_expect_eq(st, 128 + sig, "exit status %d, want %d; stderr:\n%s", st, 128 + sig, e);
+    char note[64];
+    snprintf(note, sizeof(note), "# interrupted by %s after ", sig == SIGINT ? "SIGINT" :
+             "SIGTERM");
+    cr_expect(o != NULL && strstr(o, note) != NULL, "no '%s' on stdout:\n%s", note, o);
+    cr_expect(o != NULL && strstr(o, "\nput_lat           1 B") != NULL &&
+              strstr(o, "\nput_lat           2 B") != NULL, "rows lost:\n%s", o);
+    double rmx, ucp;
+    cr_expect(c != NULL && strstr(c, note) != NULL && csv_row(c, "put_lat", 1, &rmx, &ucp) &&
+              csv_row(c, "put_lat", 2, &rmx, &ucp), "--output lacks the rows:\n%s", c);
+    cr_expect(kill(-pid, 0) != 0 && errno == ESRCH, "processes of the run are left");
+    for (int i = 0; i < l.nshm; i++)
+        cr_expect(access(l.shm[i], F_OK) != 0, "%s is left", l.shm[i]);
+    for (int i = 0; i < l.nsysv; i++)
+        cr_expect(!sysv_exists(l.sysv[i]), "System V segment %ld is left", l.sysv[i]);
+    free(o), free(e), free(c);
+    unlink(out), unlink(err), unlink(csv);
+    rmdir(dir);
+}
+
+Test(perf, sigint_to_the_group_prints_the_rows_so_far, .timeout = RMX_T(120))
+{
+    interrupt_run(SIGINT, 1); /* ^C */
+}
+
+Test(perf, sigterm_to_the_launcher_prints_the_rows_so_far, .timeout = RMX_T(120))
+{
+    interrupt_run(SIGTERM, 0); /* kill PID: the launcher alone gets it */
+}
+
+/* --threads N (issue 18): rank 0's N threads share one context (RMX_THREAD_MULTIPLE): put_rate
+ * is their total rate, fadd each one's latency; rmx only; other tests are refused. */
+static double rmx_only_value(const char *csv, const char *row)
+{
+    const char *p = strstr(csv, row);
+    return p != NULL ? strtod(p + strlen(row), NULL) : NAN;
+}
+
+Test(perf, threads_share_one_context)
+{
+    run_out_t r = run_perf(QUICK " --threads 3 --sizes 8 --csv");
+    cr_assert_eq(r.status, 0, "rmx_perf exited %d; stderr:\n%s\nstdout:\n%s", r.status, r.err,
+                 r.out);
+    cr_expect(strstr(r.out, "\ntest,size,unit,rmx\n") != NULL, "not rmx only:\n%s", r.out);
+    double rate = rmx_only_value(r.out, "\nput_rate,8,Mop/s,");
+    double fadd = rmx_only_value(r.out, "\nfadd,8,us,");
+    cr_expect(rate > 0 && isfinite(rate), "put_rate %g:\n%s", rate, r.out);
+    cr_expect(fadd > 0 && isfinite(fadd), "fadd %g:\n%s", fadd, r.out);
+    free(r.out);
+    r = run_perf(QUICK " --threads 2 --test get_lat");
+    cr_expect_eq(r.status, 2, "--threads with get_lat: exit %d", r.status);
+    cr_expect(strstr(r.err, "--threads") != NULL, "%s", r.err);
+    free(r.out);
+    r = run_perf(QUICK " --threads 17");
+    cr_expect_eq(r.status, 2, "--threads 17: exit %d", r.status);
+    free(r.out);
 }

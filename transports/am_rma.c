@@ -558,7 +558,8 @@ static int flushed(rmx_am_peer_t *p, int quiet, int *rc)
     return p->acked >= p->writes;
 }
 
-/* No write is issued while a flush waits (the owner thread is in it): `writes` stays put. */
+/* No write is issued while a flush waits (the thread in it holds the context: at
+ * RMX_THREAD_MULTIPLE a transfer's wait keeps the context's lock, rmx.h): `writes` stays put. */
 static int flush_peers(rmx_ucx_t *u, rmx_am_peer_t *const *peers, int n, int quiet)
 {
     int rc = RMX_OK, i = 0;

@@ -1,0 +1,148 @@
+/*
+ * interrupt.c — SIGINT and SIGTERM: the rows measured so far are printed, every rank ends, and
+ * rmx_perf exits with 128 + the signal.
+ *
+ * Rank 0 holds the rows, so rank 0 prints them.  In every rank the two signals are blocked
+ * before rmx_init starts any thread (UCX's async thread, the progress agent inherit the mask)
+ * and one watcher thread takes them with sigwait: no async-signal-safety limits on what it
+ * does, and no signal lands in a thread in the middle of UCX.  The watcher of rank 0 calls the
+ * reporter (rmx_perf.c: the rows so far, with a note saying so), every watcher then _exits:
+ * nothing is finalized, which leaves nothing behind (UCX's shared memory is unlinked, or
+ * IPC_RMID'd, as soon as it is mapped).
+ *
+ * Without a launcher the signal may reach the forking parent only (kill PID), or the whole
+ * process group (^C).  The parent forwards it as SIGTERM to every rank, whose pids the ranks
+ * write into a board shared over fork, and SIGKILLs any rank still there PERF_GRACE_S later; a
+ * rank that starts after the signal sees it on the board and leaves at once.  Under a PMIx
+ * launcher, the launcher forwards it (mpirun sends SIGTERM to every rank).
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+#include "perf.h"
+#include "interrupt.h"
+
+#define PERF_GRACE_S 5      /* SIGTERM to the ranks, then SIGKILL this much later */
+#define BOARD_RANKS 64      /* --ranks' largest */
+
+typedef struct {
+    atomic_int signo;                 /* the launcher's signal; 0: none */
+    atomic_int pids[BOARD_RANKS];     /* each forked rank's pid, 0 until it starts */
+} board_t;
+
+static board_t *board;                /* shared over fork; NULL under a launcher */
+static pid_t launcher_pid;
+static atomic_int claimed, reported;  /* the report: who prints it, and that it is out */
+static perf_reporter_t reporter;      /* set in rank 0 only */
+static void *reporter_arg;
+
+/* ---------------------------------------------------------------- the forking launcher */
+static void forward(int sig)
+{
+    for (int r = 0; r < BOARD_RANKS; r++) {
+        int pid = atomic_load(&board->pids[r]);
+        if (pid > 0)
+            kill((pid_t)pid, sig);
+    }
+}
+
+/* Async-signal-safe: atomics, getpid, kill, alarm, _exit. */
+static void launcher_handler(int sig)
+{
+    if (getpid() != launcher_pid)  /* a rank between fork and blocking the signals */
+        _exit(128 + sig);
+    if (sig == SIGALRM) {          /* the grace period is over */
+        forward(SIGKILL);
+        return;
+    }
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&board->signo, &expected, sig))
+        return;                    /* a second ^C: the first one is being served */
+    forward(SIGTERM);
+    alarm(PERF_GRACE_S);
+}
+
+int perf_launcher_signals(void)
+{
+    board = mmap(NULL, sizeof(*board), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (board == MAP_FAILED) {
+        board = NULL;
+        return -1;
+    }
+    launcher_pid = getpid();
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = launcher_handler;
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT);
+    sigaddset(&sa.sa_mask, SIGTERM);
+    sigaddset(&sa.sa_mask, SIGALRM);
+    int rc = sigaction(SIGINT, &sa, NULL);
+    rc |= sigaction(SIGTERM, &sa, NULL);
+    rc |= sigaction(SIGALRM, &sa, NULL);
+    return rc;
+}
+
+int perf_launcher_signal(void)
+{
+    if (board == NULL)
+        return 0;
+    alarm(0); /* the ranks are reaped: no SIGKILL to pids that may be reused by now */
+    return atomic_load(&board->signo);
+}
+
+/* ---------------------------------------------------------------- a rank */
+static void *watcher(void *arg)
+{
+    sigset_t *set = arg;
+    int sig = 0;
+    while (sigwait(set, &sig) != 0)
+        ;
+    perf_reporter_t fn = reporter;
+    if (fn != NULL && perf_report_claim()) {
+        fn(sig, reporter_arg);
+    } else if (fn != NULL) {
+        /* The main thread is printing the complete report: let it finish. */
+        for (int i = 0; i < 200 && !atomic_load(&reported); i++)
+            nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    }
+    fflush(NULL);
+    _exit(128 + sig);
+}
+
+int perf_rank_signals(int fork_rank, perf_reporter_t fn, void *arg)
+{
+    reporter = fn;
+    reporter_arg = arg;
+    static sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0)
+        return -1;
+    if (board != NULL && fork_rank >= 0 && fork_rank < BOARD_RANKS) {
+        atomic_store(&board->pids[fork_rank], (int)getpid());
+        int sig = atomic_load(&board->signo); /* after the pid: the launcher sees one or the */
+        if (sig != 0)                          /* other (both seq_cst) */
+            _exit(128 + sig);
+    }
+    pthread_t th;
+    if (pthread_create(&th, NULL, watcher, &set) != 0)
+        return -1;
+    return pthread_detach(th);
+}
+
+int perf_report_claim(void)
+{
+    return atomic_exchange(&claimed, 1) == 0;
+}
+
+void perf_report_out(void)
+{
+    atomic_store(&reported, 1);
+}
