@@ -536,7 +536,13 @@ RMX_API int rmx_sync_memory(rmx_ctx_t *ctx);
  *    a NULL request returns RMX_OK at once (MPI_REQUEST_NULL); a handle already released (a
  *    copy of one that was waited on) is RMX_ERR_ARG while rmx has not reused its memory for a
  *    new request, undefined after that: keep one copy of a handle.
- *  - Threads: as every call of the context (above).
+ *  - Threads (RMX_THREAD_MULTIPLE): every call here is safe concurrently with every call, as
+ *    rmx_get is (they hold the context's lock; a wait keeps it, as a single transfer's wait
+ *    does).  A request belongs to the rank, not to the thread that issued it: any thread may
+ *    test or wait on it, one at a time (a second thread waiting on a handle the first has
+ *    released is the released-handle case above).  rmx_wait_all's requests must all be of one
+ *    context (else RMX_ERR_ARG).  rmx_flush and segment ends complete every thread's
+ *    requests and operations to their targets.
  */
 typedef struct rmx_request rmx_request_t;
 
@@ -582,8 +588,8 @@ RMX_API int rmx_test(rmx_request_t **req, int *done);
 RMX_API int rmx_wait(rmx_request_t **req);
 /* rmx_wait on reqs[0..n): NULL entries are skipped; every request is completed and released
  * (each entry set to NULL) and the first error in array order is returned.  When some entry is
- * not a valid request, RMX_ERR_ARG and nothing is waited for or released.  n < 0, or reqs NULL
- * with n > 0: RMX_ERR_ARG. */
+ * not a valid request (or the requests are of several contexts), RMX_ERR_ARG and nothing is
+ * waited for or released.  n < 0, or reqs NULL with n > 0: RMX_ERR_ARG. */
 RMX_API int rmx_wait_all(rmx_request_t **reqs, int n);
 
 /* ---------------------------------------------------------------- per-target completion */

@@ -409,7 +409,7 @@ int rmx_iget(rmx_win_t *win, void *dst, size_t len, int target, size_t disp,
     *req = NULL;
     int rc = rmx_win_check(win);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, win->ctx, rmx_iget(win, dst, len, target, disp, req));
     if (dst == NULL && len > 0)
         return RMX_ERR_ARG;
     if ((rc = rmx_check_target(win, target, disp, len)) != RMX_OK)
@@ -436,7 +436,8 @@ int rmx_iget_sub(rmx_win_t *win, void *dst, const rmx_sub_t *local, int target, 
     *req = NULL;
     int rc = rmx_win_check(win);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, win->ctx,
+                            rmx_iget_sub(win, dst, local, target, disp, remote, req));
     /* One run on both sides: a contiguous get, left in flight as rmx_iget's (rmx_get_sub
      * makes the same decision).  Anything else, bad input included, goes the blocking way. */
     rmx_sub_layout_t L, R;
@@ -570,7 +571,8 @@ int rmx_irmw(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt, voi
     rmx_amo_plan_t plan;
     int rc = rmx_rmw_plan(win, operand, count, dt, target, disp, assert, op, &plan);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, win->ctx, rmx_irmw(win, operand, count, dt, result, target,
+                                                   disp, assert, op, req));
     rmw_call_t c = {win, operand, NULL, count, dt, result, target, disp, assert, (int)op};
     return irmw_start(win, &plan, result, target, disp, blocking_rmw, &c, req);
 }
@@ -587,7 +589,8 @@ int rmx_irmw2(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
     rmx_amo_plan_t plan;
     int rc = rmx_rmw2_plan(win, operand, count, dt, operand2, target, disp, assert, op, &plan);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, win->ctx, rmx_irmw2(win, operand, count, dt, operand2, result,
+                                                    target, disp, assert, op, req));
     rmw_call_t c = {win, operand, operand2, count, dt, result, target, disp, assert, (int)op};
     return irmw_start(win, &plan, result, target, disp, blocking_rmw2, &c, req);
 }
@@ -633,7 +636,7 @@ int rmx_iput(rmx_win_t *win, const void *src, size_t len, int target, size_t dis
     *req = NULL;
     int rc = rmx_win_check(win);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, win->ctx, rmx_iput(win, src, len, target, disp, req));
     if (src == NULL && len > 0)
         return RMX_ERR_ARG;
     if ((rc = rmx_check_target(win, target, disp, len)) != RMX_OK)
@@ -700,7 +703,7 @@ int rmx_test(rmx_request_t **req, int *done)
     }
     int rc = req_check(r);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, r->ctx, rmx_test(req, done));
     if (!r->done) {
         (void)rmx_ucx_progress(&r->ctx->ucx);
         req_poll(r);
@@ -720,7 +723,7 @@ int rmx_wait(rmx_request_t **req)
         return RMX_OK;
     int rc = req_check(r);
     if (rc != RMX_OK)
-        return rc;
+        return RMX_MT_RETRY(rc, r->ctx, rmx_wait(req));
     req_wait(r);
     return req_release(req);
 }
@@ -729,32 +732,38 @@ int rmx_wait_all(rmx_request_t **reqs, int n)
 {
     if (n < 0 || (reqs == NULL && n > 0))
         return RMX_ERR_ARG;
+    rmx_ctx_t *ctx = NULL;
     for (int i = 0; i < n; i++) {
-        int rc = reqs[i] == NULL ? RMX_OK : req_check(reqs[i]);
-        if (rc != RMX_OK)
-            return rc;
+        if (reqs[i] == NULL)
+            continue;
+        if (reqs[i]->magic != RMX_REQ_MAGIC || (ctx != NULL && reqs[i]->ctx != ctx))
+            return RMX_ERR_ARG; /* released, or another context's (one lock at a time) */
+        ctx = reqs[i]->ctx;
         for (int k = 0; k < i; k++) /* the same request twice would be released twice */
-            if (reqs[k] == reqs[i] && reqs[i] != NULL)
+            if (reqs[k] == reqs[i])
                 return RMX_ERR_ARG;
     }
+    if (ctx == NULL)
+        return RMX_OK;
+    int rc = rmx_ctx_check(ctx);
+    if (rc != RMX_OK)
+        return RMX_MT_RETRY(rc, ctx, rmx_wait_all(reqs, n));
     int first = RMX_OK;
     for (int i = 0; i < n; i++) {
         if (reqs[i] == NULL)
             continue;
         req_wait(reqs[i]);
-        int rc = req_release(&reqs[i]);
-        first = first != RMX_OK ? first : rc;
+        int rc1 = req_release(&reqs[i]);
+        first = first != RMX_OK ? first : rc1;
     }
     return first;
 }
 
 /* ---------------------------------------------------------------- per-target completion */
 
+/* After rmx_win_check: the target is a rank or RMX_TARGET_ALL. */
 static int check_flush_target(rmx_win_t *win, int target)
 {
-    int rc = rmx_win_check(win);
-    if (rc != RMX_OK)
-        return rc;
     rmx_ctx_t *ctx = win->ctx;
     if (target == RMX_TARGET_ALL)
         return RMX_OK;
@@ -765,8 +774,10 @@ static int check_flush_target(rmx_win_t *win, int target)
 
 int rmx_flush(rmx_win_t *win, int target)
 {
-    int rc = check_flush_target(win, target);
+    int rc = rmx_win_check(win);
     if (rc != RMX_OK)
+        return RMX_MT_RETRY(rc, win->ctx, rmx_flush(win, target));
+    if ((rc = check_flush_target(win, target)) != RMX_OK)
         return rc;
     /* Direct puts are plain stores: ordered before whatever the caller sends next. */
     __atomic_thread_fence(__ATOMIC_RELEASE);
@@ -780,8 +791,10 @@ int rmx_flush(rmx_win_t *win, int target)
 
 int rmx_flush_local(rmx_win_t *win, int target)
 {
-    int rc = check_flush_target(win, target);
+    int rc = rmx_win_check(win);
     if (rc != RMX_OK)
+        return RMX_MT_RETRY(rc, win->ctx, rmx_flush_local(win, target));
+    if ((rc = check_flush_target(win, target)) != RMX_OK)
         return rc;
     rmx_ctx_t *ctx = win->ctx;
     if (ctx->tracker->nb.noutstanding == 0) {

@@ -656,3 +656,89 @@ Test(nb, fetching_atomics_in_flight_4_ranks, .timeout = RMX_T(60))
 {
     run_body(4, rank_irmw_in_flight, NULL);
 }
+
+/* ---------------------------------------------------------------- threads */
+/* RMX_THREAD_MULTIPLE: two threads of rank 0 each keep 32 igets and a fetch-add in flight to
+ * rank 1, test and wait them, and flush, concurrently; one thread waits on a request the other
+ * issued. */
+#include <pthread.h>
+#define MT_GETS 32
+
+typedef struct {
+    rmx_ctx_t *ctx;
+    rmx_win_t *win;
+    int id;
+    int fail;
+    rmx_request_t *handoff; /* thread 0 issues it, thread 1 waits on it */
+} mt_arg_t;
+
+static pthread_barrier_t mt_bar;
+static mt_arg_t *mt_args;
+
+static void *mt_thread(void *p)
+{
+    mt_arg_t *a = p;
+    int64_t got[MT_GETS], one = 1, old = -1;
+    rmx_request_t *r[MT_GETS + 1];
+    for (int round = 0; round < 20 && !a->fail; round++) {
+        for (int i = 0; i < MT_GETS; i++) {
+            got[i] = -1;
+            a->fail |= rmx_iget(a->win, &got[i], 8, 1, (size_t)i * 8, &r[i]) != RMX_OK;
+        }
+        a->fail |= rmx_irmw(a->win, &one, 1, RMX_INT64, &old, 1, 4096 + (size_t)a->id * 8, 0,
+                            RMX_OP_SUM, &r[MT_GETS]) != RMX_OK;
+        int done = 0;
+        a->fail |= rmx_test(&r[0], &done) != RMX_OK;
+        a->fail |= rmx_flush(a->win, 1) != RMX_OK;
+        a->fail |= rmx_wait_all(r, MT_GETS + 1) != RMX_OK;
+        for (int i = 0; i < MT_GETS; i++)
+            a->fail |= got[i] != 1000 + i;
+        a->fail |= old != round;
+    }
+    if (a->id == 0)
+        a->fail |= rmx_iget(a->win, &got[0], 8, 1, 0, &a->handoff) != RMX_OK;
+    pthread_barrier_wait(&mt_bar);
+    if (a->id == 1)
+        a->fail |= rmx_wait(&mt_args[0].handoff) != RMX_OK;
+    return NULL;
+}
+
+static int rank_threads(rmx_ctx_t *ctx, void *arg)
+{
+    (void)arg;
+    int me = rmx_rank(ctx);
+    void *base;
+    rmx_win_t *win;
+    RANK_OK(rmx_win_allocate(ctx, 8192, &base, &win));
+    int64_t *w = base;
+    for (int i = 0; i < MT_GETS; i++)
+        w[i] = 1000 + i;
+    RANK_OK(rmx_sync_all(ctx));
+    if (me == 0) {
+        mt_arg_t a[2] = {{ctx, win, 0, 0, NULL}, {ctx, win, 1, 0, NULL}};
+        mt_args = a;
+        pthread_barrier_init(&mt_bar, NULL, 2);
+        pthread_t t[2];
+        for (int i = 0; i < 2; i++)
+            RANK_ASSERT(pthread_create(&t[i], NULL, mt_thread, &a[i]) == 0, "thread");
+        for (int i = 0; i < 2; i++)
+            pthread_join(t[i], NULL);
+        RANK_ASSERT(!a[0].fail && !a[1].fail, "a thread's nonblocking calls failed");
+        RANK_ASSERT(a[0].handoff == NULL, "the other thread's wait left the handle");
+    }
+    RANK_OK(rmx_sync_all(ctx));
+    if (me == 1)
+        RANK_ASSERT(w[512] == 20 && w[513] == 20, "counters %lld %lld", (long long)w[512],
+                    (long long)w[513]);
+    RANK_OK(rmx_sync_all(ctx));
+    RANK_OK(rmx_win_free(&win));
+    return 0;
+}
+
+Test(nb, requests_from_two_threads_at_thread_multiple, .timeout = RMX_T(60))
+{
+    rmx_config_t cfg;
+    rmx_config_init(&cfg);
+    cfg.threads = RMX_THREAD_MULTIPLE;
+    run_body(2, rank_threads, &cfg);
+}
