@@ -504,6 +504,109 @@ RMX_API int rmx_sync_images(rmx_ctx_t *ctx, const int *images, int n);
 /* End the segment: every outstanding operation of this rank is complete at its target. */
 RMX_API int rmx_sync_memory(rmx_ctx_t *ctx);
 
+/* ---------------------------------------------------------------- nonblocking operations */
+/*
+ * A nonblocking call starts an operation and returns a request; rmx_test or rmx_wait completes
+ * it and releases the request.  (MPI-3's MPI_Rget / MPI_Rget_accumulate, OpenSHMEM's *_nbi.)
+ *  - Issuing: *req is set on RMX_OK.  A call that returns an error has started nothing and
+ *    sets *req to NULL (bad input is reported as by the blocking call; so is a target known to
+ *    have failed).  req itself NULL: RMX_ERR_ARG.
+ *  - Buffers: dst (and a rmw's result) belong to the request until it completes: rmx writes them
+ *    only until then.  A request that fails (RMX_ERR_PEER: the target died; RMX_ERR_TIMEOUT:
+ *    rmx_wait waited peer_timeout_s for it) completes with that error, dst may hold part of the
+ *    data, and nothing is written into it afterwards: where the answer needs the target's
+ *    progress it lands in memory rmx owns (or rmx's reply handler copies it only while the
+ *    request is live), and a transfer still able to write dst after a timeout has its endpoint
+ *    closed first (as for the blocking calls: the target is then unreachable, RMX_ERR_PEER).
+ *  - Ordering, as the blocking calls: a nonblocking get sees every put this rank issued earlier
+ *    to overlapping bytes; a later put or atomic of this rank to bytes an outstanding get reads
+ *    waits for that get first (stats.nb_write_waits); later gets of those bytes do not wait
+ *    (they do for an outstanding fetching atomic, which also writes its bytes).
+ *  - Completion: rmx_test and rmx_wait complete requests; so does every segment end
+ *    (rmx_sync_all, rmx_sync_images, rmx_sync_memory, rmx_win_lock/unlock, rmx_win_free,
+ *    rmx_finalize) and rmx_flush of the target: each completes the outstanding requests (their
+ *    data delivered) but does not release them; rmx_test/rmx_wait then return at once with the
+ *    operation's result.  A request stays valid to test or wait on after its window is freed;
+ *    rmx_finalize releases every request of the context, and the handles are invalid after it.
+ *  - Progress: a request advances inside every rmx call of the context (rmx_progress too).
+ *    rmx_test never times out; rmx_wait gives up after peer_timeout_s (RMX_ERR_TIMEOUT).
+ *  - Direct paths complete at once: a get from this rank itself or from a peer mapped here
+ *    (rmx_direct_t) is a copy done before the call returns, and the request is complete.
+ *  - Release: rmx_test (done) and rmx_wait release the request and set *req to NULL.  Waiting on
+ *    a NULL request returns RMX_OK at once (MPI_REQUEST_NULL); a handle already released (a
+ *    copy of one that was waited on) is RMX_ERR_ARG while rmx has not reused its memory for a
+ *    new request, undefined after that: keep one copy of a handle.
+ *  - Threads (RMX_THREAD_MULTIPLE): every call here is safe concurrently with every call, as
+ *    rmx_get is (they hold the context's lock; a wait keeps it, as a single transfer's wait
+ *    does).  A request belongs to the rank, not to the thread that issued it: any thread may
+ *    test or wait on it, one at a time (a second thread waiting on a handle the first has
+ *    released is the released-handle case above).  rmx_wait_all's requests must all be of one
+ *    context (else RMX_ERR_ARG).  rmx_flush and segment ends complete every thread's
+ *    requests and operations to their targets.
+ */
+typedef struct rmx_request rmx_request_t;
+
+/* rmx_flush / rmx_flush_local: every target of the window. */
+#define RMX_TARGET_ALL (-1)
+
+/* rmx_get, nonblocking: dst holds the data once the request has completed. */
+RMX_API int rmx_iget(rmx_win_t *win, void *dst, size_t len, int target, size_t disp,
+                     rmx_request_t **req);
+/* rmx_get_sub, nonblocking.  A section that is one contiguous run on both sides is left in
+ * flight as rmx_iget's; today any other section is read before the call returns (as
+ * rmx_get_sub, which keeps up to 64 gets of one section in flight) and the request comes back
+ * complete. */
+RMX_API int rmx_iget_sub(rmx_win_t *win, void *dst, const rmx_sub_t *local, int target,
+                         size_t disp, const rmx_sub_t *remote, rmx_request_t **req);
+/* rmx_rmw / rmx_rmw2, nonblocking: result holds the old values once the request has completed.
+ * result NULL (no fetch): the call completes the operation as rmx_rmw does and sets *req to
+ * NULL (nothing to wait for).  Left in flight: one element (count 1), an op UCP does natively
+ * (INC, SUM on integers; SWAP; COMP_SWAP on integers), no lock to take, to a peer that is not
+ * this rank and not mapped here (else CPU atomics: complete at once).  Every other call (count
+ * > 1, emulated ops, implicit epochs) runs before the call returns and the request comes back
+ * complete.  While one is outstanding, later puts, atomics and gets of its bytes wait for it
+ * (it writes them). */
+RMX_API int rmx_irmw(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
+                     void *result, int target, size_t disp, int assert, rmx_rmw_op_t op,
+                     rmx_request_t **req);
+RMX_API int rmx_irmw2(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
+                      const void *operand2, void *result, int target, size_t disp, int assert,
+                      rmx_rmw2_op_t op, rmx_request_t **req);
+/* rmx_put whose source is not yet reusable on return: src belongs to the request until it
+ * completes (rmx_test/rmx_wait), or until rmx_flush_local (or rmx_flush, or a segment end) of
+ * its target.  Completion at the target follows the segment rules of rmx_put (and rmx_flush).
+ * Cheaper than rmx_put only where rmx_put would wait for the source: a put larger than
+ * coalesce_max over UCP RMA; everywhere else (small puts, which rmx stages; self; mapped peers;
+ * rmx's active messages over tcp) the source is reusable on return and the request complete. */
+RMX_API int rmx_iput(rmx_win_t *win, const void *src, size_t len, int target, size_t disp,
+                     rmx_request_t **req);
+/* *done = 1 when the request has completed: it is released, *req becomes NULL and the return
+ * value is the operation's result.  *done = 0: still running, RMX_OK.  Progresses once.
+ * *req NULL: *done = 1, RMX_OK.  req or done NULL: RMX_ERR_ARG. */
+RMX_API int rmx_test(rmx_request_t **req, int *done);
+/* Until the request completes; then as rmx_test with *done = 1. */
+RMX_API int rmx_wait(rmx_request_t **req);
+/* rmx_wait on reqs[0..n): NULL entries are skipped; every request is completed and released
+ * (each entry set to NULL) and the first error in array order is returned.  When some entry is
+ * not a valid request (or the requests are of several contexts), RMX_ERR_ARG and nothing is
+ * waited for or released.  n < 0, or reqs NULL with n > 0: RMX_ERR_ARG. */
+RMX_API int rmx_wait_all(rmx_request_t **reqs, int n);
+
+/* ---------------------------------------------------------------- per-target completion */
+/* Complete at `target` every operation this rank issued to it in this window: puts (also
+ * staged ones and rmx_iput's) are visible there on return, and outstanding nonblocking
+ * requests to it are completed (not released).  May complete more (other windows' operations
+ * to the same target).  Unlike rmx_sync_memory it is no image control: it ends no segment,
+ * operations to other targets stay outstanding (stats: one endpoint flush, no worker flush),
+ * and no peer is notified: to tell the target, send a notification after it (an atomic, a
+ * sync_images).  RMX_TARGET_ALL: every target.  Errors: RMX_ERR_WIN, RMX_ERR_RANK (not a rank
+ * nor RMX_TARGET_ALL), RMX_ERR_PEER (the target failed: its operations are lost). */
+RMX_API int rmx_flush(rmx_win_t *win, int target);
+/* Every rmx_iput of this rank to `target` (RMX_TARGET_ALL: to any target) has let go of its
+ * source buffer: those requests complete (not released; a failed one keeps its error).  Nothing
+ * is completed at the target.  Operations other than rmx_iput never hold a source on return. */
+RMX_API int rmx_flush_local(rmx_win_t *win, int target);
+
 /* ---------------------------------------------------------------- statistics */
 /* What rmx did, counted since init or the last rmx_stats_reset (this rank only). */
 typedef struct rmx_stats {
@@ -529,6 +632,9 @@ typedef struct rmx_stats {
     uint64_t agent_wakeups;                /* times it woke up to serve requests         */
     uint64_t agent_cpu_ns;                 /* CPU time it used (ns)                      */
     int agent_running;                     /* 1 while it runs                            */
+    /* Nonblocking operations (rmx_iget, rmx_iput, ...): */
+    uint64_t nb_requests;                  /* requests left outstanding by the issuing call */
+    uint64_t nb_write_waits;               /* outstanding requests a later access waited for */
 } rmx_stats_t;
 
 RMX_API int rmx_stats(rmx_ctx_t *ctx, rmx_stats_t *out);

@@ -244,7 +244,7 @@ RMW_INLINE int check_access(rmx_win_t *win, int count, rmx_dtype_t dt, int targe
     return RMX_OK;
 }
 
-static int check_rmw(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt, int target,
+RMW_INLINE int check_rmw(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt, int target,
                      size_t disp, int assert, rmx_rmw_op_t op)
 {
     int rc = rmx_win_check(win);
@@ -259,7 +259,7 @@ static int check_rmw(rmx_win_t *win, const void *operand, int count, rmx_dtype_t
     return check_access(win, count, dt, target, disp, assert);
 }
 
-static int check_rmw2(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
+RMW_INLINE int check_rmw2(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
                       const void *operand2, int target, size_t disp, int assert, rmx_rmw2_op_t op)
 {
     int rc = rmx_win_check(win);
@@ -413,8 +413,9 @@ RMW_INLINE int site_open(rmw_site_t *s, rmx_win_t *win, rmx_dtype_t dt, int coun
                       .disp = disp, .dt = dt, .size = dtypes[dt].size,
                       .direct = rmx_remote_amo_direct(ctx, &win->remote[target])};
     ctx->stats.atomics++;
-    /* An atomic on bytes an earlier put of this segment wrote must see that put. */
-    return rmx_tracker_access(win, target, disp, (size_t)count * s->size);
+    /* An atomic on bytes an earlier put of this segment wrote must see that put; on bytes an
+     * outstanding nonblocking get reads, it waits for that get (engine/nb.c). */
+    return rmx_tracker_update_access(win, target, disp, (size_t)count * s->size);
 }
 
 /* Non-fetching atomics issued to target are complete there once this returns. */
@@ -490,7 +491,7 @@ RMW_INLINE int rmw_single(rmx_win_t *win, const void *operand, rmx_dtype_t dt, v
     rmx_ctx_t *ctx = win->ctx;
     const rmx_remote_t *rem = &win->remote[target];
     ctx->stats.atomics++;
-    int rc = rmx_tracker_access(win, target, disp, size);
+    int rc = rmx_tracker_update_access(win, target, disp, size); /* as site_open */
     if (rc != RMX_OK)
         return rc;
     uint64_t old = 0;
@@ -546,4 +547,47 @@ int rmx_rmw2(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
         return rc;
     rc = rmw2_elements(win, operand, count, dt, operand2, result, target, disp, op);
     return epoch_end(win, target, assert, rc);
+}
+
+/* ---------------------------------------------------------------- nonblocking (engine/nb.c) */
+
+/* What a fetching rmx_irmw/rmx_irmw2 can leave in flight: one element, one native UCP atomic
+ * (no CAS loop, whose rounds each need the last answer), no lock to take, to a peer neither
+ * this rank nor mapped here (no CPU atomic, no copy that would not wait for it). */
+static int plan_target(rmx_win_t *win, int count, int target, int assert)
+{
+    return count == 1 && !takes_lock(assert) && target != win->ctx->rank &&
+           win->remote[target].direct == NULL;
+}
+
+int rmx_rmw_plan(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt, int target,
+                 size_t disp, int assert, rmx_rmw_op_t op, rmx_amo_plan_t *plan)
+{
+    int rc = check_rmw(win, operand, count, dt, target, disp, assert, op);
+    plan->native = 0;
+    if (rc != RMX_OK || !plan_target(win, count, target, assert))
+        return rc;
+    size_t size = dtypes[dt].size;
+    plan->size = size;
+    plan->native = op != RMX_OP_NO_OP &&
+                   rmw_native(op, dt, 1, operand_needed(op) ? elem_load(operand, 0, size) : 0,
+                              &plan->uop, &plan->value);
+    return RMX_OK;
+}
+
+int rmx_rmw2_plan(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
+                  const void *operand2, int target, size_t disp, int assert, rmx_rmw2_op_t op,
+                  rmx_amo_plan_t *plan)
+{
+    int rc = check_rmw2(win, operand, count, dt, operand2, target, disp, assert, op);
+    plan->native = 0;
+    if (rc != RMX_OK || !plan_target(win, count, target, assert))
+        return rc;
+    size_t size = dtypes[dt].size;
+    plan->size = size;
+    plan->native = op == RMX_OP2_COMP_SWAP && !dtypes[dt].is_float; /* as rmw2_element */
+    plan->uop = UCP_ATOMIC_OP_CSWAP;
+    plan->value = elem_load(operand, 0, size);
+    plan->value2 = elem_load(operand2, 0, size);
+    return RMX_OK;
 }

@@ -59,6 +59,7 @@ void rmx_tracker_destroy(rmx_ctx_t *ctx)
     rmx_tracker_t *t = ctx->tracker;
     if (t == NULL)
         return;
+    rmx_nb_destroy(t);
     for (int r = 0; r < ctx->size; r++)
         free(t->tgt[r].stage.buf);
     free(t->tgt);
@@ -274,11 +275,14 @@ int rmx_tracker_put(rmx_win_t *win, const void *src, size_t len, int target, siz
 {
     rmx_tracker_t *t = win->ctx->tracker;
     rmx_target_state_t *ts = &t->tgt[target];
+    int rc = rmx_tracker_write_check(win, target, disp, len);
+    if (rc != RMX_OK)
+        return rc;
     if (len <= t->coalesce_max)
         return stage_put(win, ts, src, len, target, disp);
     /* A large put goes out at once, after any staged bytes it overwrites. */
     if (stage_overlap(ts, win, disp, disp + len)) {
-        int rc = issue_stage(ts, target);
+        rc = issue_stage(ts, target);
         if (rc != RMX_OK)
             return rc;
     }
@@ -296,7 +300,9 @@ int rmx_tracker_put_span(rmx_win_t *win, int target, size_t lo, size_t hi,
     rmx_ctx_t *ctx = win->ctx;
     rmx_tracker_t *t = ctx->tracker;
     rmx_target_state_t *ts = &t->tgt[target];
-    int rc = RMX_OK;
+    int rc = rmx_tracker_write_check(win, target, lo, hi - lo);
+    if (rc != RMX_OK)
+        return rc;
     if (stage_overlap(ts, win, lo, hi) && (rc = issue_stage(ts, target)) != RMX_OK)
         return rc;
     if (unfenced_overlap(t, ts, win, lo, hi)) {
@@ -334,6 +340,11 @@ int rmx_tracker_before_access(rmx_win_t *win, int target, size_t disp, size_t le
     rmx_ctx_t *ctx = win->ctx;
     rmx_target_state_t *ts = &ctx->tracker->tgt[target];
     size_t hi = disp + len;
+    if (ts->nb_gets != 0) {
+        int rc = rmx_nb_before_read(win, target, disp, len);
+        if (rc != RMX_OK)
+            return rc;
+    }
     /* Nothing staged or pending at all was decided inline (tracker.h rmx_tracker_access). */
     if (stage_overlap(ts, win, disp, hi)) {
         int rc = issue_stage(ts, target);
@@ -346,6 +357,16 @@ int rmx_tracker_before_access(rmx_win_t *win, int target, size_t disp, size_t le
     }
     ctx->stats.flow_waits++;
     return flush_target(ctx, ts, target);
+}
+
+int rmx_tracker_before_update(rmx_win_t *win, int target, size_t disp, size_t len)
+{
+    if (win->ctx->tracker->tgt[target].nb_gets != 0) {
+        int rc = rmx_nb_before_write(win, target, disp, len);
+        if (rc != RMX_OK)
+            return rc;
+    }
+    return rmx_tracker_before_access(win, target, disp, len);
 }
 
 static void untouch_all(rmx_tracker_t *t)
@@ -371,7 +392,7 @@ static inline void end_of_segment(rmx_target_state_t *ts)
 
 int rmx_tracker_pending(const rmx_ctx_t *ctx)
 {
-    return ctx->tracker->ntouched > 0;
+    return ctx->tracker->ntouched > 0 || ctx->tracker->nb.noutstanding > 0;
 }
 
 static int complete_all(rmx_ctx_t *ctx)
@@ -400,14 +421,23 @@ static int complete_all(rmx_ctx_t *ctx)
     return rc;
 }
 
+/* The puts first (the flush also completes most gets), then the nonblocking requests: each is
+ * complete afterwards, its data delivered, and still the caller's to release (engine/nb.c). */
 int rmx_tracker_complete(rmx_ctx_t *ctx, int target)
 {
-    if (target < 0)
-        return complete_all(ctx);
-    rmx_target_state_t *ts = &ctx->tracker->tgt[target];
-    int rc = issue_stage(ts, target);
-    if (has_pending(ts)) {
-        int rc2 = flush_target(ctx, ts, target);
+    int rc;
+    if (target < 0) {
+        rc = complete_all(ctx);
+    } else {
+        rmx_target_state_t *ts = &ctx->tracker->tgt[target];
+        rc = issue_stage(ts, target);
+        if (has_pending(ts)) {
+            int rc2 = flush_target(ctx, ts, target);
+            rc = rc != RMX_OK ? rc : rc2;
+        }
+    }
+    if (ctx->tracker->nb.noutstanding > 0) {
+        int rc2 = rmx_nb_complete(ctx, target);
         rc = rc != RMX_OK ? rc : rc2;
     }
     return rc;

@@ -29,6 +29,11 @@ typedef struct rmx_stage {
 typedef struct rmx_target_state {
     rmx_stage_t stage;
     int nranges;
+    /* Nonblocking gets and fetching atomics to this target still outstanding (engine/nb.c): a
+     * later put or atomic to bytes one of them reads waits for it (rmx_nb_before_write), and
+     * a later get of bytes an atomic updates (rmx_nb_before_read).  Beside the fields every
+     * put and get reads: no cache line more on their path. */
+    int nb_gets;
     int all_dirty;          /* the list overflowed: every byte of the target counts as pending */
     uint64_t all_dirty_epoch;
     int touched;            /* listed in tracker->touched */
@@ -48,13 +53,62 @@ typedef struct rmx_target_state {
 
 #define RMX_HULL_MIXED ((rmx_win_t *)1)
 
+/* The nonblocking requests of one tracker (engine/nb.c): issued but not complete, complete but
+ * not yet released by rmx_test/rmx_wait, and released ones kept for reuse.  Kept here, with the
+ * segment state they depend on, so that a stream with a tracker of its own has its own. */
+struct rmx_request;
+typedef struct rmx_nb {
+    struct rmx_request *outstanding; /* doubly linked, oldest first */
+    struct rmx_request *outstanding_tail;
+    struct rmx_request *done;        /* doubly linked */
+    struct rmx_request *free;        /* singly linked */
+    int noutstanding;
+} rmx_nb_t;
+
 typedef struct rmx_tracker {
     size_t coalesce_max;    /* 0: coalescing off */
     uint64_t epoch;         /* ucp_worker_fence calls so far */
     rmx_target_state_t *tgt; /* [size]: one flat array, one load less on the put path */
     int *touched;           /* targets with something staged or pending */
     int ntouched;
+    rmx_nb_t nb;
 } rmx_tracker_t;
+
+/* engine/nb.c: a put or atomic is about to write [disp, disp+len) of win at target, which has
+ * outstanding nonblocking gets: complete those that read any of those bytes first. */
+int rmx_nb_before_write(rmx_win_t *win, int target, size_t disp, size_t len);
+/* engine/nb.c: complete (not release) the outstanding requests to target (-1: all); the first
+ * error of the completing itself (a request's own error is the request's). */
+int rmx_nb_complete(rmx_ctx_t *ctx, int target);
+/* engine/nb.c: free every request, whatever its state (the tracker goes away). */
+void rmx_nb_destroy(rmx_tracker_t *t);
+
+/* engine/nb.c: a get or atomic is about to read [disp, disp+len) of win at target, which has
+ * outstanding nonblocking requests: complete the atomics among them that update those bytes. */
+int rmx_nb_before_read(rmx_win_t *win, int target, size_t disp, size_t len);
+
+/* rmw.c, for rmx_irmw/rmx_irmw2 (nb.c): the call checked as rmx_rmw/rmx_rmw2 check it, and
+ * whether it is one native fetching atomic that can be left in flight (native), with its UCP
+ * op, operand bits (value) and CSWAP's new value (value2), of `size` bytes. */
+typedef struct rmx_amo_plan {
+    int native;
+    ucp_atomic_op_t uop;
+    uint64_t value, value2;
+    size_t size;
+} rmx_amo_plan_t;
+int rmx_rmw_plan(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt, int target,
+                 size_t disp, int assert, rmx_rmw_op_t op, rmx_amo_plan_t *plan);
+int rmx_rmw2_plan(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
+                  const void *operand2, int target, size_t disp, int assert, rmx_rmw2_op_t op,
+                  rmx_amo_plan_t *plan);
+
+/* A put or atomic to [disp, disp+len) at target: after the outstanding gets of those bytes. */
+static inline int rmx_tracker_write_check(rmx_win_t *win, int target, size_t disp, size_t len)
+{
+    if (__builtin_expect(win->ctx->tracker->tgt[target].nb_gets == 0, 1))
+        return RMX_OK;
+    return rmx_nb_before_write(win, target, disp, len);
+}
 
 /* [lo, hi) of win was written in the current fence epoch. */
 static inline void rmx_tracker_hull_add(const rmx_tracker_t *t, rmx_target_state_t *ts,
@@ -102,6 +156,11 @@ static inline int rmx_tracker_put_fast(rmx_win_t *win, const void *src, size_t l
     rmx_tracker_t *t = ctx->tracker;
     rmx_target_state_t *ts = &t->tgt[target];
     rmx_stage_t *s = &ts->stage;
+    if (__builtin_expect(ts->nb_gets != 0, 0)) {
+        int rc = rmx_nb_before_write(win, target, disp, len);
+        if (rc != RMX_OK)
+            return rc;
+    }
     if (s->win == win && disp == s->hi && s->hi - s->lo + len <= t->coalesce_max) {
         memcpy(s->buf + (s->hi - s->lo), src, len);
         s->hi += len;
@@ -149,11 +208,28 @@ static inline int rmx_tracker_access(rmx_win_t *win, int target, size_t disp, si
 {
     rmx_ctx_t *ctx = win->ctx;
     const rmx_target_state_t *ts = &ctx->tracker->tgt[target];
-    if (__builtin_expect(ts->nranges == 0 && !ts->all_dirty && ts->stage.win == NULL, 1)) {
+    if (__builtin_expect(ts->nranges == 0 && !ts->all_dirty && ts->stage.win == NULL &&
+                             ts->nb_gets == 0, 1)) {
         ctx->stats.waits_avoided++;
         return RMX_OK;
     }
     return rmx_tracker_before_access(win, target, disp, len);
+}
+
+/* rmx_tracker_access for an atomic, which also writes its bytes: the same inline decision,
+ * and on the slow path it first waits for outstanding gets of those bytes (rmx_nb_before_write)
+ * as a put does.  One test on the fast path, as before nonblocking gets existed. */
+int rmx_tracker_before_update(rmx_win_t *win, int target, size_t disp, size_t len);
+static inline int rmx_tracker_update_access(rmx_win_t *win, int target, size_t disp, size_t len)
+{
+    rmx_ctx_t *ctx = win->ctx;
+    const rmx_target_state_t *ts = &ctx->tracker->tgt[target];
+    if (__builtin_expect(ts->nranges == 0 && !ts->all_dirty && ts->stage.win == NULL &&
+                             ts->nb_gets == 0, 1)) {
+        ctx->stats.waits_avoided++;
+        return RMX_OK;
+    }
+    return rmx_tracker_before_update(win, target, disp, len);
 }
 
 #endif

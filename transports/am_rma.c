@@ -293,6 +293,19 @@ int rmx_am_wait(rmx_ucx_t *u, uint64_t token)
     return rc;
 }
 
+int rmx_am_test(rmx_ucx_t *u, uint64_t token)
+{
+    if (token == 0)
+        return RMX_OK;
+    am_op_t *o = op_find(u->am, token);
+    if (o == NULL)
+        return RMX_ERR_TRANSPORT; /* not a live token: a bug of the caller's */
+    int rc = op_poll(o);
+    if (rc != OP_PENDING)
+        op_end(u, o);
+    return rc;
+}
+
 void rmx_am_abandon(rmx_ucx_t *u, uint64_t token)
 {
     am_op_t *o = op_find(u->am, token);
@@ -488,6 +501,15 @@ static uint64_t load_operand(const void *p, size_t size)
 int rmx_am_amo(rmx_ucx_t *u, rmx_am_peer_t *p, ucp_atomic_op_t op, const void *operand,
                void *reply, size_t size, uint64_t raddr)
 {
+    uint64_t token;
+    int rc = rmx_am_amo_start(u, p, op, operand, reply, size, raddr, &token);
+    return rc != RMX_OK ? rc : rmx_am_wait(u, token);
+}
+
+int rmx_am_amo_start(rmx_ucx_t *u, rmx_am_peer_t *p, ucp_atomic_op_t op, const void *operand,
+                     void *reply, size_t size, uint64_t raddr, uint64_t *token)
+{
+    *token = 0;
     if (!reachable(p))
         return RMX_ERR_PEER;
     if (size != 4 && size != 8)
@@ -514,7 +536,8 @@ int rmx_am_amo(rmx_ucx_t *u, rmx_am_peer_t *p, ucp_atomic_op_t op, const void *o
     }
     if (reply == NULL)
         p->writes++; /* complete at the target once acknowledged (a flush), as UCP's */
-    return rmx_am_wait(u, o->token);
+    *token = o->token;
+    return RMX_OK;
 }
 
 /* Every write sent to p acknowledged, or p unreachable (its writes lost: reported once, unless

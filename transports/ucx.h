@@ -152,6 +152,10 @@ int rmx_am_put(rmx_ucx_t *u, rmx_am_peer_t *am, const void *src, size_t len, uin
 int rmx_am_get(rmx_ucx_t *u, rmx_am_peer_t *am, void *dst, size_t len, uint64_t raddr);
 int rmx_am_amo(rmx_ucx_t *u, rmx_am_peer_t *am, ucp_atomic_op_t op, const void *operand,
                void *reply, size_t size, uint64_t raddr);
+/* rmx_am_amo left in flight (reply, if any, written only while it is: its CSWAP new value is
+ * read from it now); ended by exactly one rmx_am_wait, rmx_am_test or rmx_am_abandon. */
+int rmx_am_amo_start(rmx_ucx_t *u, rmx_am_peer_t *am, ucp_atomic_op_t op, const void *operand,
+                     void *reply, size_t size, uint64_t raddr, uint64_t *token);
 /* A get left in flight, its bytes going to dst; ended by exactly one rmx_am_wait or
  * rmx_am_abandon. */
 int rmx_am_get_start(rmx_ucx_t *u, rmx_am_peer_t *am, void *dst, size_t len, uint64_t raddr,
@@ -160,6 +164,9 @@ int rmx_am_get_start(rmx_ucx_t *u, rmx_am_peer_t *am, void *dst, size_t len, uin
  * Either way it has let go: a later answer is dropped. */
 int rmx_am_wait(rmx_ucx_t *u, uint64_t token);
 void rmx_am_abandon(rmx_ucx_t *u, uint64_t token);
+/* Without waiting or progressing: 1 while it is neither answered nor failed, else what
+ * rmx_am_wait would return, and then it has ended (the token is dead). */
+int rmx_am_test(rmx_ucx_t *u, uint64_t token);
 /* Packed runs: many short runs of one window at one peer in one message each way (a strided
  * section's small runs; engine/subarray_rma.c fills the pack, am_rma.c sends it and its handlers
  * apply it at the target).  The body is a sequence of records, each a header (rmx_am_run_t:
