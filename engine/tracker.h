@@ -202,17 +202,25 @@ static inline int rmx_tracker_put_fast(rmx_win_t *win, const void *src, size_t l
     return rmx_tracker_put(win, src, len, target, disp);
 }
 
-/* A get or atomic must wait for nothing when this segment has neither staged nor unflushed
- * puts to the target: the common case of a get or atomic loop, decided without a call. */
-static inline int rmx_tracker_access(rmx_win_t *win, int target, size_t disp, size_t len)
+/* Nothing of this segment to the target, neither staged nor unflushed puts nor outstanding
+ * gets: a get or atomic then waits for nothing (counted as a wait avoided). */
+static inline int rmx_tracker_nothing_pending(rmx_ctx_t *ctx, int target)
 {
-    rmx_ctx_t *ctx = win->ctx;
     const rmx_target_state_t *ts = &ctx->tracker->tgt[target];
     if (__builtin_expect(ts->nranges == 0 && !ts->all_dirty && ts->stage.win == NULL &&
                              ts->nb_gets == 0, 1)) {
         ctx->stats.waits_avoided++;
-        return RMX_OK;
+        return 1;
     }
+    return 0;
+}
+
+/* A get or atomic must wait for nothing when this segment has neither staged nor unflushed
+ * puts to the target: the common case of a get or atomic loop, decided without a call. */
+static inline int rmx_tracker_access(rmx_win_t *win, int target, size_t disp, size_t len)
+{
+    if (rmx_tracker_nothing_pending(win->ctx, target))
+        return RMX_OK;
     return rmx_tracker_before_access(win, target, disp, len);
 }
 
@@ -222,13 +230,8 @@ static inline int rmx_tracker_access(rmx_win_t *win, int target, size_t disp, si
 int rmx_tracker_before_update(rmx_win_t *win, int target, size_t disp, size_t len);
 static inline int rmx_tracker_update_access(rmx_win_t *win, int target, size_t disp, size_t len)
 {
-    rmx_ctx_t *ctx = win->ctx;
-    const rmx_target_state_t *ts = &ctx->tracker->tgt[target];
-    if (__builtin_expect(ts->nranges == 0 && !ts->all_dirty && ts->stage.win == NULL &&
-                             ts->nb_gets == 0, 1)) {
-        ctx->stats.waits_avoided++;
+    if (rmx_tracker_nothing_pending(win->ctx, target))
         return RMX_OK;
-    }
     return rmx_tracker_before_update(win, target, disp, len);
 }
 
