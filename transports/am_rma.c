@@ -82,8 +82,10 @@ enum { AM_PUT = 1, AM_AMO, AM_GET, AM_DEAD, AM_REPLY, AM_ACK, AM_PUTV, AM_GETV, 
 
 /* ---------------------------------------------------------------- wire headers */
 
-typedef struct { uint64_t raddr; uint32_t origin; } put_req_t;
-typedef struct { uint64_t token, raddr, len; uint32_t origin; } get_req_t;
+/* No implicit padding in any header: a compound literal zeroes members, not padding, and the
+ * padding would go on the wire uninitialized (valgrind: sendmsg points to uninitialised bytes). */
+typedef struct { uint64_t raddr; uint32_t origin, pad; } put_req_t;
+typedef struct { uint64_t token, raddr, len; uint32_t origin, pad; } get_req_t;
 typedef struct { uint32_t origin, rank; } dead_req_t; /* "rank has failed" */
 typedef struct {
     uint64_t raddr;
@@ -94,6 +96,7 @@ typedef struct {
     uint8_t op;         /* ucp_atomic_op_t */
     uint8_t size;       /* 4 or 8 */
     uint8_t fetch;
+    uint8_t pad;
 } amo_req_t;
 /* Packed runs (ucx.h rmx_am_pack_t): the window's address and size, and the offset the runs'
  * offsets count from; the runs are the message's data. */
@@ -104,6 +107,10 @@ typedef struct { uint64_t token, offset; } reply_t;
  * the requester's wait ends with RMX_ERR_TRANSPORT (on_reply). */
 #define REJECTED UINT64_MAX
 typedef struct { uint32_t rank; } ack_t;
+
+_Static_assert(sizeof(put_req_t) == 16 && sizeof(get_req_t) == 32 && sizeof(amo_req_t) == 40 &&
+                   sizeof(putv_req_t) == 32 && sizeof(getv_req_t) == 48,
+               "an active-message header has implicit padding");
 
 /* ---------------------------------------------------------------- state */
 
