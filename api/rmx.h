@@ -607,6 +607,62 @@ RMX_API int rmx_flush(rmx_win_t *win, int target);
  * is completed at the target.  Operations other than rmx_iput never hold a source on return. */
 RMX_API int rmx_flush_local(rmx_win_t *win, int target);
 
+/* ---------------------------------------------------------------- streams
+ * A stream is one thread's own path to the other ranks: OpenSHMEM's communication contexts,
+ * UCX's worker per thread.  It has its own UCP worker and endpoints to every rank, its own
+ * completion tracking (segments, staging, nonblocking requests) and its own statistics, so two
+ * threads on two streams share no lock and no UCP object when they move data.
+ *  - A stream belongs to the thread that created it: only that thread may use it, its bound
+ *    windows and its requests (any other thread: RMX_ERR_THREAD).  Created and freed locally,
+ *    on a context of any thread level (at RMX_THREAD_SINGLE only the owner thread can create
+ *    one; it then only separates completion).  Creating one costs a UCP worker and an endpoint
+ *    per rank (connection set-up: tens of microseconds a rank).
+ *  - rmx_win_bind gives a window handle bound to a stream: the same window (memory, ranks'
+ *    parts, direct mappings, lock words) reached through the stream's endpoints.  Every call
+ *    that takes a window takes a bound handle: rmx_put, rmx_get, the sections, rmx_rmw and
+ *    rmx_rmw2, the nonblocking forms, rmx_flush, rmx_flush_local, rmx_win_size, rmx_win_lock
+ *    and rmx_win_unlock.  The same segment and flow-dependency rules hold among one stream's
+ *    operations; operations of different streams (or of a stream and the context) are ordered
+ *    only by completion: rmx_flush / rmx_stream_flush on one, then the other.
+ *  - Completion: rmx_flush(bound, target) completes the stream's operations to target in that
+ *    window, rmx_stream_flush every operation of the stream (OpenSHMEM's shmem_ctx_quiet).
+ *    Image control on the context (rmx_sync_all, rmx_sync_images, rmx_sync_memory) completes
+ *    the context's own operations, not the streams' (as shmem_quiet and shmem_barrier_all
+ *    cover OpenSHMEM's default context): flush a stream before a synchronization that must
+ *    order its operations.
+ *  - Locks are the rank's, as in MPI: rmx_win_lock and rmx_win_unlock on a bound handle first
+ *    complete the stream's operations (the lock ends the stream's segment too), then take or
+ *    release the window's lock exactly as the window's own handle would (the same epoch: one
+ *    thread may lock through a stream and unlock through the window); an rmw's implicit epoch
+ *    (RMX_MODE_PASSIVE_EPOCH_IMPLICIT) on a bound handle likewise.  At RMX_THREAD_MULTIPLE
+ *    these take the context's lock, like any call on the context: lock traffic is not the
+ *    data path.
+ *  - Direct on-node access (rmx_direct_t) holds on a stream as on the context: copies and CPU
+ *    atomics, no worker involved.
+ *  - Serving peers: a stream only issues.  Peers' operations on this rank's windows are served
+ *    as before (rmx_progress_t): by the progress agent, or, under RMX_PROGRESS=none, inside the
+ *    context's own calls.
+ *  - Freeing: rmx_win_free on a bound handle unbinds it (local, not collective: its operations
+ *    complete first).  A window cannot be freed while a bound handle of it exists on this rank
+ *    (rmx_win_free of the window returns RMX_ERR_ARG on this rank and RMX_ERR_COLLECTIVE on the
+ *    others; nothing is freed).  rmx_stream_free completes the stream's operations, unbinds
+ *    its windows and closes it; rmx_finalize frees the streams left (their threads must be done
+ *    with them).  A peer's failure reaches a stream as it reaches the context: its calls to that
+ *    peer return RMX_ERR_PEER.
+ */
+typedef struct rmx_stream rmx_stream_t;
+
+RMX_API int rmx_stream_create(rmx_ctx_t *ctx, rmx_stream_t **stream);
+/* *stream NULL afterwards; a NULL *stream is RMX_OK (nothing to free). */
+RMX_API int rmx_stream_free(rmx_stream_t **stream);
+/* A handle of win bound to stream (*bound; free it with rmx_win_free).  A window may be bound to
+ * any number of streams, once each (a second bind to the same stream: RMX_ERR_ARG); a bound
+ * handle cannot be bound again (RMX_ERR_WIN). */
+RMX_API int rmx_win_bind(rmx_win_t *win, rmx_stream_t *stream, rmx_win_t **bound);
+/* Complete every operation of the stream at its target, and its outstanding requests (not
+ * released), as rmx_flush(bound, RMX_TARGET_ALL) on each of its windows at once. */
+RMX_API int rmx_stream_flush(rmx_stream_t *stream);
+
 /* ---------------------------------------------------------------- statistics */
 /* What rmx did, counted since init or the last rmx_stats_reset (this rank only). */
 typedef struct rmx_stats {
@@ -639,6 +695,9 @@ typedef struct rmx_stats {
 
 RMX_API int rmx_stats(rmx_ctx_t *ctx, rmx_stats_t *out);
 RMX_API int rmx_stats_reset(rmx_ctx_t *ctx);
+/* A stream's own counts (rmx_stream_t; the agent fields are the context's).  rmx_stats of the
+ * context does not include its streams'. */
+RMX_API int rmx_stream_stats(rmx_stream_t *stream, rmx_stats_t *out);
 
 #ifdef __cplusplus
 }

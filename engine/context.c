@@ -91,18 +91,6 @@ void rmx_ctx_yield(rmx_ctx_t *ctx)
     rmx_mt_held = ctx;
 }
 
-void rmx_peers_reap(rmx_ctx_t *ctx)
-{
-    ctx->unreaped = 0;
-    for (int r = 0; r < ctx->size; r++) {
-        rmx_peer_t *p = &ctx->peers[r];
-        if (p->failed && p->ep != NULL) {
-            p->dead_ep = p->ep;
-            p->ep = NULL;
-        }
-    }
-}
-
 int rmx_progress(rmx_ctx_t *ctx)
 {
     int rc = rmx_ctx_check(ctx);
@@ -122,20 +110,6 @@ int rmx_size(rmx_ctx_t *ctx)
 {
     int rc = rmx_ctx_check(ctx);
     return rc != RMX_OK ? RMX_MT_RETRY(rc, ctx, rmx_size(ctx)) : ctx->size;
-}
-
-/* Called from inside ucp_worker_progress: only record the failure; the endpoint is closed at the
- * next entry point (rmx_peers_reap). */
-static void on_peer_error(void *arg, ucp_ep_h ep, ucs_status_t status)
-{
-    (void)ep;
-    rmx_peer_t *p = arg;
-    rmx_log(p->ctx, RMX_LOG_DEBUG, "peer %d failed: %s (UCX)", (int)(p - p->ctx->peers),
-            ucs_status_string(status));
-    p->failed = 1;
-    p->ctx->unreaped = 1;
-    if (p->am != NULL)
-        rmx_am_peer_failed(&p->ctx->ucx, p->am); /* its answers will never come */
 }
 
 /* A word of an environment variable among `words` (indexes = values first..); unset: dflt. */
@@ -304,39 +278,23 @@ static int open_bootstrap(rmx_ctx_t *ctx)
     return RMX_ERR_ARG;
 }
 
-/* Endpoints from this rank's worker to every peer's service worker (where the progress agent
- * serves them), and to its own worker for itself (UCX's self transport: in place).  Peers that
- * UCX would serve RMA to in software (tcp) are reached over rmx's active messages instead
- * (transports/am_rma.c: where UCX's own emulation aborts a survivor that answers a dead rank). */
+/* Endpoints from this rank's worker to every peer's service worker (peers.c).  Every rank's
+ * address is kept: streams (stream.c) connect to the same service workers later. */
 static int connect_peers(rmx_ctx_t *ctx)
 {
     void *addr, *own;
-    size_t len, own_len, stride;
-    void *all;
+    size_t len, own_len;
     int rc = rmx_ucx_worker_address(&ctx->ucx, 0, &addr, &len);
     if (rc != RMX_OK)
         return rc;
-    rc = rmx_exchange(ctx, addr, len, &all, &stride);
+    rc = rmx_exchange(ctx, addr, len, &ctx->peer_addrs, &ctx->peer_addr_stride);
     rmx_ucx_worker_address_release(&ctx->ucx, 0, addr);
     if (rc != RMX_OK)
         return rc;
-    if ((rc = rmx_ucx_worker_address(&ctx->ucx, 1, &own, &own_len)) != RMX_OK) {
-        free(all);
+    if ((rc = rmx_ucx_worker_address(&ctx->ucx, 1, &own, &own_len)) != RMX_OK)
         return rc;
-    }
-    ctx->peers = calloc((size_t)ctx->size, sizeof(*ctx->peers));
-    rc = ctx->peers == NULL ? RMX_ERR_NOMEM : rmx_am_join(&ctx->ucx, ctx->rank, ctx->size);
-    for (int r = 0; r < ctx->size && rc == RMX_OK; r++) {
-        size_t plen;
-        const void *peer_addr = r == ctx->rank ? own : rmx_exchange_blob(all, stride, r, &plen);
-        ctx->peers[r].ctx = ctx;
-        rc = rmx_ucx_ep_create(&ctx->ucx, peer_addr, on_peer_error, &ctx->peers[r],
-                               &ctx->peers[r].ep);
-        if (rc == RMX_OK && r != ctx->rank)
-            rc = rmx_am_route(&ctx->ucx, ctx->peers[r].ep, r, &ctx->peers[r].am);
-    }
+    rc = rmx_peers_connect(ctx, ctx->peer_addrs, ctx->peer_addr_stride, own);
     rmx_ucx_worker_address_release(&ctx->ucx, 1, own);
-    free(all);
     return rc;
 }
 
@@ -384,7 +342,7 @@ static int create_control_block(rmx_ctx_t *ctx, int local_rc)
     /* The window exchange area travels with it (exchange.c): one bootstrap exchange for both.
      * Whether there is one depends on the job's size alone, so every rank whose part exists
      * publishes the same number of regions (a failed one publishes only its status). */
-    rmx_region_t blocks[2] = {{ctx->ctrl_memh, ctx->ctrl, ctx->ctrl_len, ctx->ctrl_remote}};
+    rmx_region_t blocks[2] = {{ctx->ctrl_memh, ctx->ctrl, ctx->ctrl_len, ctx->ctrl_remote, NULL}};
     int rc2 = rc == RMX_OK ? rmx_xchg_area_map(ctx, &blocks[1]) : RMX_OK;
     rc = rc != RMX_OK ? rc : rc2;
     int n = blocks[1].memh != NULL ? 2 : 1;
@@ -485,6 +443,8 @@ static int release_context(rmx_ctx_t *ctx, int boot_open, int finalizing)
     ctx->n_orphans = 0;
     free(ctx->peers);
     ctx->peers = NULL;
+    free(ctx->peer_addrs);
+    ctx->peer_addrs = NULL;
     if (ctx->ctrl_memh != NULL)
         rmx_ucx_mem_unmap(&ctx->ucx, ctx->ctrl_memh);
     if (ctx->xchg_memh != NULL) /* like the control block: peers may write it until now */
@@ -546,7 +506,7 @@ int rmx_init(const rmx_config_t *cfg, rmx_ctx_t **out)
         rc = rmx_topo_bind(&ctx->cfg.bind, ctx->boot.local_rank, &ctx->log);
     }
     if (rc == RMX_OK)
-        rc = rmx_ucx_open(&ctx->ucx, ctx->cfg.peer_timeout_s, &ctx->log);
+        rc = rmx_ucx_open(&ctx->ucx, ctx->cfg.peer_timeout_s, ctx->mt, &ctx->log);
     pthread_mutex_unlock(&process_lock);
     if (rc == RMX_OK)
         rc = connect_peers(ctx);
@@ -582,6 +542,7 @@ int rmx_finalize(rmx_ctx_t *ctx)
             return RMX_ERR_THREAD;
         ctx->mt_closing = 1;
     }
+    rmx_streams_free_all(ctx); /* their operations complete like the context's */
     /* Every rank's operations complete, and every rank stops accessing, before memory goes:
      * Fortran's normal termination, where an image's data stay reachable until all images
      * have initiated it.  Not a sync_all: ranks still in one learn that this one stopped. */

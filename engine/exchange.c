@@ -170,6 +170,14 @@ static int unpack_regions(rmx_ctx_t *ctx, int r, const char *p, size_t got,
             int rc = rmx_ucx_rkey_unpack(rmx_ep(ctx, r), p + at, &rem->rkey);
             if (rc != RMX_OK)
                 return rc;
+            if (regions[i].packed != NULL) { /* kept for streams (rmx_win_bind) */
+                uint64_t *keep = malloc(sizeof(uint64_t) + h.rkey_len);
+                if (keep == NULL)
+                    return RMX_ERR_NOMEM;
+                keep[0] = h.rkey_len;
+                memcpy(keep + 1, p + at, h.rkey_len);
+                regions[i].packed[r] = keep;
+            }
             rem->ptr = rmx_ucx_rkey_ptr(rem->rkey, h.addr);
             rem->direct = ctx->direct ? rem->ptr : NULL;
         }
@@ -334,7 +342,7 @@ int rmx_xchg_area_map(rmx_ctx_t *ctx, rmx_region_t *region)
     memset(addr, 0, len); /* before init's agreement, after which peers may write here */
     ctx->xchg = addr;
     ctx->xchg_len = len;
-    *region = (rmx_region_t){ctx->xchg_memh, addr, len, ctx->xchg_remote};
+    *region = (rmx_region_t){ctx->xchg_memh, addr, len, ctx->xchg_remote, NULL};
     return RMX_OK;
 }
 

@@ -139,6 +139,17 @@ struct rmx_ctx {
     int mt_inside;                  /* threads inside an entry point (waiters that yielded too) */
     int mt_collective;              /* a collective call is running on some thread */
     int mt_closing;                 /* rmx_finalize has begun: every new call is RMX_ERR_CTX */
+    /* Streams (stream.c).  A stream is a context of its own for the data path: its own worker,
+     * endpoints, tracker, stats and owner thread (mt 0), with the job's rank, size, config and
+     * direct settings; `parent` names the context it was made from (NULL: this is one).  The
+     * parent keeps every peer's address to connect streams to, and its streams (finalize frees
+     * them); a stream keeps the windows bound to it. */
+    struct rmx_ctx *parent;
+    struct rmx_ctx *streams;        /* parent: its streams */
+    struct rmx_ctx *next_stream;    /* a stream: the next of its parent's */
+    struct rmx_win *bound;          /* a stream: windows bound to it (rmx_win_bind) */
+    void *peer_addrs;               /* parent: every rank's service worker address */
+    size_t peer_addr_stride;        /* (rmx_exchange's layout) */
 };
 
 struct rmx_win {
@@ -161,6 +172,15 @@ struct rmx_win {
     uint8_t *lock_held;             /* [ctx->size] 0, RMX_LOCK_EXCLUSIVE or RMX_LOCK_SHARED,
                                      * with the RMX_HELD_* bits (lock.c) */
     int mt_closing;                 /* RMX_THREAD_MULTIPLE: rmx_win_free is under way */
+    /* Streams (stream.c): a window's packed rkeys, [ctx->size], each a uint64_t length and the
+     * bytes (NULL for an empty part), for binding it; how many handles are bound to it (atomic:
+     * streams' threads unbind).  A handle bound to a stream: `parent` the window, ctx the
+     * stream, remote[] its own rkeys, no lock state (locks go to the parent, lock.c), and
+     * `next_bound` in the stream's list. */
+    void **rkeys_packed;
+    int n_bound;
+    struct rmx_win *parent;
+    struct rmx_win *next_bound;
 };
 
 /* Bits of rmx_win.lock_held[] beside the lock type (lock.c). */
@@ -453,6 +473,7 @@ typedef struct rmx_region {
     void *addr;
     size_t len;
     rmx_remote_t *remote;
+    void **packed;      /* [size] to keep every rank's packed rkey in (rkeys_packed), or NULL */
 } rmx_region_t;
 #define RMX_REGIONS_MAX 4
 
@@ -518,6 +539,21 @@ int rmx_close_barrier(rmx_ctx_t *ctx);
 /* Progress until *word >= value (word bumped by `peer`'s remote atomics); RMX_ERR_PEER if it
  * fails first, RMX_ERR_STOPPED if it begins rmx_finalize without having bumped it. */
 int rmx_wait_word_geq_from(rmx_ctx_t *ctx, volatile uint64_t *word, uint64_t value, int peer);
+
+/* ---- peers.c */
+/* The endpoints of ctx (a context or a stream) to every rank, from its worker to the ranks'
+ * service workers at addrs (rmx_exchange's layout), and to its own worker `own` for itself. */
+int rmx_peers_connect(rmx_ctx_t *ctx, const void *addrs, size_t stride, const void *own);
+/* A stream's end: close its endpoints (graceful for live peers) and free the array. */
+void rmx_peers_close(rmx_ctx_t *ctx);
+
+/* ---- stream.c */
+/* finalize: free the streams the program left (their threads done with them). */
+void rmx_streams_free_all(rmx_ctx_t *ctx);
+/* rmx_win_free of a bound handle: complete its stream's operations to it, release it. */
+int rmx_win_unbind(rmx_win_t *bound);
+/* The packed rkeys kept for binding (window.c frees them with the window). */
+void rmx_rkeys_packed_free(rmx_ctx_t *ctx, void **packed);
 
 /* ---- window.c */
 /* Free a window (its operations completed first).  RMX_WIN_ALL_DONE: every rank has synchronized

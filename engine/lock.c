@@ -265,11 +265,41 @@ static int lock_epoch(rmx_win_t *win, rmx_lock_t type, int target, int assert, i
     return RMX_OK;
 }
 
+/* A handle bound to a stream (stream.c): the lock is the rank's, held in its window.  The lock
+ * and the unlock end the stream's segment too, so its operations complete first; then the
+ * window's own entry point takes or releases the lock (taking the context's lock at
+ * RMX_THREAD_MULTIPLE, as any call on it). */
+static int complete_stream(rmx_win_t *bound)
+{
+    return rmx_tracker_complete(bound->ctx, -1);
+}
+
+/* An rmw's implicit epoch on a bound handle, entered like a call on the window. */
+static int lock_implicit_entry(rmx_win_t *win, int target)
+{
+    int rc = rmx_win_check(win);
+    if (rc != RMX_OK)
+        return RMX_MT_RETRY(rc, win->ctx, lock_implicit_entry(win, target));
+    return rmx_win_lock_implicit(win, target);
+}
+
+static int unlock_implicit_entry(rmx_win_t *win, int target)
+{
+    int rc = rmx_win_check(win);
+    if (rc != RMX_OK)
+        return RMX_MT_RETRY(rc, win->ctx, unlock_implicit_entry(win, target));
+    return rmx_win_unlock_implicit(win, target);
+}
+
 int rmx_win_lock(rmx_win_t *win, rmx_lock_t type, int target, int assert)
 {
     int rc = rmx_win_check(win);
     if (rc != RMX_OK)
         return RMX_MT_RETRY(rc, win->ctx, rmx_win_lock(win, type, target, assert));
+    if (win->parent != NULL) {
+        rc = complete_stream(win);
+        return rc != RMX_OK ? rc : rmx_win_lock(win->parent, type, target, assert);
+    }
     if (type != RMX_LOCK_EXCLUSIVE && type != RMX_LOCK_SHARED)
         return RMX_ERR_ARG;
     if (assert & ~RMX_MODE_NOCHECK)
@@ -279,6 +309,10 @@ int rmx_win_lock(rmx_win_t *win, rmx_lock_t type, int target, int assert)
 
 int rmx_win_lock_implicit(rmx_win_t *win, int target)
 {
+    if (win->parent != NULL) {
+        int rc = complete_stream(win);
+        return rc != RMX_OK ? rc : lock_implicit_entry(win->parent, target);
+    }
     /* Only at RMX_THREAD_MULTIPLE can another call's implicit epoch be open here (the caller
      * checked the nesting rule): wait for its end, letting that thread in to finish it. */
     while (win->lock_held[target] & RMX_HELD_IMPLICIT) {
@@ -317,6 +351,11 @@ int rmx_win_unlock(rmx_win_t *win, int target)
     int rc = rmx_win_check(win);
     if (rc != RMX_OK)
         return RMX_MT_RETRY(rc, win->ctx, rmx_win_unlock(win, target));
+    if (win->parent != NULL) {
+        rc = complete_stream(win);
+        int rc2 = rmx_win_unlock(win->parent, target); /* released even when that failed */
+        return rc != RMX_OK ? rc : rc2;
+    }
     if (target < 0 || target >= win->ctx->size)
         return RMX_ERR_RANK;
     uint8_t held = win->lock_held[target];
@@ -328,5 +367,10 @@ int rmx_win_unlock(rmx_win_t *win, int target)
 
 int rmx_win_unlock_implicit(rmx_win_t *win, int target)
 {
+    if (win->parent != NULL) {
+        int rc = complete_stream(win);
+        int rc2 = unlock_implicit_entry(win->parent, target);
+        return rc != RMX_OK ? rc : rc2;
+    }
     return unlock_epoch(win, target);
 }

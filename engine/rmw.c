@@ -238,7 +238,9 @@ RMW_INLINE int check_access(rmx_win_t *win, int count, rmx_dtype_t dt, int targe
     if (((disp | (win->remote[target].addr + disp)) & (size - 1)) != 0)
         return RMX_ERR_ALIGN;
     /* Nested epochs are not allowed: an implicit one inside an explicit one on this target. */
-    if ((assert & RMX_MODE_PASSIVE_EPOCH_IMPLICIT) && win->lock_held[target] &&
+    /* (a bound handle has no lock state: its window's lock_epoch checks the same, lock.c) */
+    if ((assert & RMX_MODE_PASSIVE_EPOCH_IMPLICIT) && win->lock_held != NULL &&
+        win->lock_held[target] &&
         !(win->lock_held[target] & RMX_HELD_IMPLICIT)) /* another thread's: waited for */
         return RMX_ERR_EPOCH;
     return RMX_OK;

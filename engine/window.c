@@ -55,6 +55,8 @@ static void free_window_resources(rmx_win_t *win, int peers_may_still_access)
         rmx_remote_release(ctx, win->remote);
     if (win->lock_remote != NULL)
         rmx_remote_release(ctx, win->lock_remote);
+    rmx_rkeys_packed_free(ctx, win->rkeys_packed);
+    win->rkeys_packed = NULL;
     free(win->remote);
     free(win->lock_remote);
     free(win->lock_held);
@@ -173,16 +175,18 @@ static int window_open(rmx_ctx_t *ctx, void *user_base, size_t len, int allocate
     win->remote = calloc((size_t)ctx->size, sizeof(*win->remote));
     win->lock_remote = calloc((size_t)ctx->size, sizeof(*win->lock_remote));
     win->lock_held = calloc((size_t)ctx->size, sizeof(*win->lock_held));
+    win->rkeys_packed = calloc((size_t)ctx->size, sizeof(*win->rkeys_packed));
     int rc = local_rc;
-    if (rc == RMX_OK && !(win->remote && win->lock_remote && win->lock_held))
+    if (rc == RMX_OK &&
+        !(win->remote && win->lock_remote && win->lock_held && win->rkeys_packed))
         rc = RMX_ERR_NOMEM;
     if (rc == RMX_OK)
         rc = window_part(win, user_base, len, allocate);
     /* A lock region in the exchange area is published as such (by the area's memh). */
     rmx_region_t regions[2] = {
-        {win->memh, win->base, win->size, win->remote},
+        {win->memh, win->base, win->size, win->remote, win->rkeys_packed},
         {win->lock_area_slot >= 0 ? ctx->xchg_memh : win->lock_memh, win->lock_word,
-         lock_region_len(ctx), win->lock_remote},
+         lock_region_len(ctx), win->lock_remote, NULL},
     };
     /* One exchange (over rmx's own endpoints) and its agreement; on RMX_OK every rank has the
      * window, and nobody targeted it before (the agreement is the barrier).  On failure nobody
@@ -273,6 +277,11 @@ int rmx_win_free(rmx_win_t **winp)
         return RMX_ERR_ARG;
     rmx_win_t *win = *winp;
     int rc = rmx_win_check(win);
+    if (rc == RMX_OK && win->parent != NULL) { /* a handle bound to a stream: local */
+        rc = rmx_win_unbind(win);
+        *winp = NULL;
+        return rc;
+    }
     if (rc == RMX_OK)
         rc = rmx_collective_enter(win->ctx);
     if (rc != RMX_OK)
@@ -285,6 +294,12 @@ int rmx_win_free(rmx_win_t **winp)
     for (int r = 0; r < ctx->size; r++)
         if (win->lock_held[r])
             local_rc = RMX_ERR_EPOCH; /* an access epoch is still open on this window */
+    int n_bound = __atomic_load_n(&win->n_bound, __ATOMIC_ACQUIRE);
+    if (n_bound > 0) {
+        rmx_log(ctx, RMX_LOG_ERROR, "rmx_win_free: window %p is still bound to %d stream(s): "
+                "free every bound handle (rmx_win_free) first", (void *)win, n_bound);
+        local_rc = RMX_ERR_ARG;
+    }
     /* This rank's operations on the window complete before the barrier, so that after it no
      * rank has any left and each may unmap its part.  The barrier also agrees: when one rank
      * may not free the window, no rank does, and every rank goes on using it. */

@@ -1005,17 +1005,20 @@ int rmx_am_open(rmx_ucx_t *u)
     u->am = calloc(1, sizeof(*u->am));
     if (u->am == NULL || (u->am->gather = malloc(RMX_AM_PACK_MAX)) == NULL)
         return RMX_ERR_NOMEM;
-    int rc = set_handler(u->service, AM_PUT, on_put, u);
-    if (rc == RMX_OK)
-        rc = set_handler(u->service, AM_PUTV, on_putv, u);
-    if (rc == RMX_OK)
-        rc = set_handler(u->service, AM_GETV, on_getv, u);
-    if (rc == RMX_OK)
-        rc = set_handler(u->service, AM_AMO, on_amo, u);
-    if (rc == RMX_OK)
-        rc = set_handler(u->service, AM_GET, on_get, u);
-    if (rc == RMX_OK)
-        rc = set_handler(u->service, AM_DEAD, on_dead, u);
+    int rc = RMX_OK;
+    if (u->service != NULL) { /* a stream's has none: it only issues (ucx.h) */
+        rc = set_handler(u->service, AM_PUT, on_put, u);
+        if (rc == RMX_OK)
+            rc = set_handler(u->service, AM_PUTV, on_putv, u);
+        if (rc == RMX_OK)
+            rc = set_handler(u->service, AM_GETV, on_getv, u);
+        if (rc == RMX_OK)
+            rc = set_handler(u->service, AM_AMO, on_amo, u);
+        if (rc == RMX_OK)
+            rc = set_handler(u->service, AM_GET, on_get, u);
+        if (rc == RMX_OK)
+            rc = set_handler(u->service, AM_DEAD, on_dead, u);
+    }
     if (rc == RMX_OK)
         rc = set_handler(u->worker, AM_REPLY, on_reply, u);
     if (rc == RMX_OK)

@@ -73,7 +73,10 @@ static int shared_memory_may_be_used(void)
     return 0;
 }
 
-int rmx_ucx_open(rmx_ucx_t *u, double timeout_s, const struct rmx_logger *log)
+static int open_issuer(rmx_ucx_t *u);
+
+int rmx_ucx_open(rmx_ucx_t *u, double timeout_s, int shared_workers,
+                 const struct rmx_logger *log)
 {
     memset(u, 0, sizeof(*u));
     u->timeout_s = timeout_s;
@@ -116,10 +119,13 @@ int rmx_ucx_open(rmx_ucx_t *u, double timeout_s, const struct rmx_logger *log)
     if (getenv("UCX_ALLOC_PRIO") == NULL &&
         ucp_config_modify(config, "ALLOC_PRIO", "md:sysv,md:posix,huge,mmap") == UCS_OK)
         u->alloc_zeroed = 1;
+    /* shared_workers (RMX_THREAD_MULTIPLE): streams' workers of this context run in their own
+     * threads, and UCP then guards the context's shared state (registration cache, memory
+     * domains) itself; their data paths take no lock of UCP's. */
     ucp_params_t params = {
         .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
         .features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_AM,
-        .mt_workers_shared = 0,
+        .mt_workers_shared = shared_workers != 0,
     };
     st = ucp_init(&params, config, &u->context);
 
@@ -148,29 +154,51 @@ int rmx_ucx_open(rmx_ucx_t *u, double timeout_s, const struct rmx_logger *log)
         return setup_failed(u, "ucp_init", st, UCX_TLS_HINT);
     }
 
-    ucp_worker_params_t wp = {
-        .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
-        .thread_mode = UCS_THREAD_MODE_SINGLE, /* the context's owner thread only (see rmx.h) */
-    };
-    st = ucp_worker_create(u->context, &wp, &u->worker);
     /* Served by one thread at a time: the owner's until the agent starts, then the agent's. */
     ucp_worker_params_t sp = {
         .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE | UCP_WORKER_PARAM_FIELD_EVENTS,
         .thread_mode = UCS_THREAD_MODE_SERIALIZED,
         .events = UCP_WAKEUP_RMA | UCP_WAKEUP_AMO | UCP_WAKEUP_RX | UCP_WAKEUP_TX,
     };
-    if (st == UCS_OK)
-        st = ucp_worker_create(u->service_context, &sp, &u->service);
+    st = ucp_worker_create(u->service_context, &sp, &u->service);
+    if (st != UCS_OK) {
+        rmx_ucx_close(u);
+        return setup_failed(u, "ucp_worker_create", st, UCX_TLS_HINT);
+    }
+    return open_issuer(u);
+}
+
+/* The issuing side: `worker` in `context` (one thread's: the owner's or a stream's), its reply
+ * slot, and the active-message handlers (on `service` too when there is one: before any peer
+ * can address this rank).  On failure u is closed. */
+static int open_issuer(rmx_ucx_t *u)
+{
+    ucp_worker_params_t wp = {
+        .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+        .thread_mode = UCS_THREAD_MODE_SINGLE, /* one thread's only (see rmx.h) */
+    };
+    ucs_status_t st = ucp_worker_create(u->context, &wp, &u->worker);
     u->reply = malloc(sizeof(*u->reply));
     if (st != UCS_OK || u->reply == NULL) {
         rmx_ucx_close(u);
         return st != UCS_OK ? setup_failed(u, "ucp_worker_create", st, UCX_TLS_HINT)
                             : RMX_ERR_NOMEM;
     }
-    int rc = rmx_am_open(u); /* before any peer can address this rank */
+    int rc = rmx_am_open(u);
     if (rc != RMX_OK)
         rmx_ucx_close(u);
     return rc;
+}
+
+int rmx_ucx_open_stream(rmx_ucx_t *u, const rmx_ucx_t *parent)
+{
+    memset(u, 0, sizeof(*u));
+    u->timeout_s = parent->timeout_s;
+    u->log = parent->log;
+    u->alloc_zeroed = parent->alloc_zeroed;
+    u->context = parent->context;
+    u->borrowed_context = 1;
+    return open_issuer(u);
 }
 
 void rmx_ucx_close(rmx_ucx_t *u)
@@ -186,7 +214,7 @@ void rmx_ucx_close(rmx_ucx_t *u)
         ucp_worker_destroy(u->worker);
     if (u->service_context != NULL)
         ucp_cleanup(u->service_context);
-    if (u->context != NULL)
+    if (u->context != NULL && !u->borrowed_context)
         ucp_cleanup(u->context);
     rmx_am_close(u);
     u->service = u->worker = NULL;

@@ -62,6 +62,7 @@ typedef struct rmx_ucx {
     int n_abandoned_mem, cap_abandoned_mem;
     struct rmx_am *am;  /* am_rma.c: handlers' state, operations in flight, its peers */
     const struct rmx_logger *log; /* the context's (engine/log.h): where UCX failures are told */
+    int borrowed_context; /* a stream's: `context` is its parent's, `service` NULL */
 } rmx_ucx_t;
 
 /* Where operations to one peer go: its endpoint, and the active-message route when UCX would
@@ -82,7 +83,12 @@ typedef struct rmx_ucx_dest {
 
 /* ---- set-up (ucx.c) */
 /* log: the context's logger (engine/log.h), kept for the life of u. */
-int rmx_ucx_open(rmx_ucx_t *u, double timeout_s, const struct rmx_logger *log);
+/* shared_workers: streams' workers will use the owner's context from other threads. */
+int rmx_ucx_open(rmx_ucx_t *u, double timeout_s, int shared_workers,
+                 const struct rmx_logger *log);
+/* A stream's (engine/stream.c): a worker of parent's owner context, its own landing memory,
+ * reply slot and active-message state; no service worker (peers are served by the parent). */
+int rmx_ucx_open_stream(rmx_ucx_t *u, const rmx_ucx_t *parent);
 void rmx_ucx_close(rmx_ucx_t *u);
 /* The address peers connect to (the service worker's); own: the owner worker's (self). */
 int rmx_ucx_worker_address(rmx_ucx_t *u, int own, void **addr, size_t *len);
@@ -292,7 +298,7 @@ static inline double rmx_now_s(void)
 static inline unsigned rmx_ucx_progress(rmx_ucx_t *u)
 {
     unsigned n = ucp_worker_progress(u->worker);
-    if (!u->agent_running &&
+    if (!u->agent_running && u->service != NULL &&
         (u->serve_every_progress || ++u->service_turn % RMX_UCX_SERVICE_PROGRESS == 0))
         n += ucp_worker_progress(u->service);
     if (__builtin_expect(u->n_abandoned != 0, 0))

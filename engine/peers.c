@@ -1,0 +1,64 @@
+/*
+ * peers.c — the endpoints of a context or a stream to every rank: connected to the ranks' service
+ * workers, failures recorded by UCX's error callback and retired at the next entry point.
+ */
+#include <stdlib.h>
+#include "internal.h"
+
+/* Called from inside ucp_worker_progress: only record the failure; the endpoint is closed at the
+ * next entry point (rmx_peers_reap). */
+static void on_peer_error(void *arg, ucp_ep_h ep, ucs_status_t status)
+{
+    (void)ep;
+    rmx_peer_t *p = arg;
+    rmx_log(p->ctx, RMX_LOG_DEBUG, "peer %d failed: %s (UCX)", (int)(p - p->ctx->peers),
+            ucs_status_string(status));
+    p->failed = 1;
+    p->ctx->unreaped = 1;
+    if (p->am != NULL)
+        rmx_am_peer_failed(&p->ctx->ucx, p->am); /* its answers will never come */
+}
+
+/* Peers that UCX would serve RMA to in software (tcp) are reached over rmx's active messages
+ * (transports/am_rma.c: where UCX's own emulation aborts a survivor that answers a dead rank);
+ * this rank itself through its own worker (UCX's self transport: in place). */
+int rmx_peers_connect(rmx_ctx_t *ctx, const void *addrs, size_t stride, const void *own)
+{
+    ctx->peers = calloc((size_t)ctx->size, sizeof(*ctx->peers));
+    int rc = ctx->peers == NULL ? RMX_ERR_NOMEM : rmx_am_join(&ctx->ucx, ctx->rank, ctx->size);
+    for (int r = 0; r < ctx->size && rc == RMX_OK; r++) {
+        size_t len;
+        const void *addr = r == ctx->rank ? own : rmx_exchange_blob(addrs, stride, r, &len);
+        ctx->peers[r].ctx = ctx;
+        rc = rmx_ucx_ep_create(&ctx->ucx, addr, on_peer_error, &ctx->peers[r],
+                               &ctx->peers[r].ep);
+        if (rc == RMX_OK && r != ctx->rank)
+            rc = rmx_am_route(&ctx->ucx, ctx->peers[r].ep, r, &ctx->peers[r].am);
+    }
+    return rc;
+}
+
+void rmx_peers_reap(rmx_ctx_t *ctx)
+{
+    ctx->unreaped = 0;
+    for (int r = 0; r < ctx->size; r++) {
+        rmx_peer_t *p = &ctx->peers[r];
+        if (p->failed && p->ep != NULL) {
+            p->dead_ep = p->ep;
+            p->ep = NULL;
+        }
+    }
+}
+
+void rmx_peers_close(rmx_ctx_t *ctx)
+{
+    for (int r = 0; ctx->peers != NULL && r < ctx->size; r++) {
+        rmx_peer_t *p = &ctx->peers[r];
+        if (p->ep != NULL)
+            rmx_ucx_ep_close(&ctx->ucx, p->ep, !p->failed);
+        if (p->dead_ep != NULL)
+            rmx_ucx_ep_close(&ctx->ucx, p->dead_ep, 0);
+    }
+    free(ctx->peers);
+    ctx->peers = NULL;
+}
