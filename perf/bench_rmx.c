@@ -50,7 +50,8 @@ int bench_rmx_put_rate(perf_env_t *e, size_t len, long n)
         for (long j = 0; j < w; j++)
             TRY(rmx_put(e->win, e->local + (size_t)j * len, len, e->target,
                         e->disp0 + (size_t)j * len));
-        TRY(rmx_sync_memory(e->ctx));
+        /* a stream completes its own operations (the context's sync does not) */
+        TRY(e->stream != NULL ? rmx_stream_flush(e->stream) : rmx_sync_memory(e->ctx));
     }
     return RMX_OK;
 }

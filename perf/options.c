@@ -60,9 +60,11 @@ static const char help_text[] =
     "                       ranks win)\n"
     "      --target R       rank that rank 0 talks to (1 .. ranks-1; default the last)\n"
     "      --baseline B     ucp (default): raw UCP beside rmx; none: rmx only\n"
-    "      --threads N      N threads of rank 0 share its context (RMX_THREAD_MULTIPLE;\n"
-    "                       1 .. 16; default 1): put_rate is their total message rate, fadd\n"
-    "                       the latency each sees; only those two tests, rmx only\n"
+    "      --threads N      N threads of rank 0, each on a stream of its own\n"
+    "                       (RMX_THREAD_MULTIPLE; 1 .. 16; default 1): put_rate is their total\n"
+    "                       message rate, fadd the latency each sees; only those two tests,\n"
+    "                       rmx only\n"
+    "      --shared-context with --threads: the threads share the context instead of streams\n"
     "\n"
     "Output:\n"
     "      --csv            CSV on standard output instead of the table\n"
@@ -246,6 +248,7 @@ static int check_test_list(const char *list)
 
 enum {
     OPT_THREADS = 250,
+    OPT_SHARED_CONTEXT,
     OPT_MIN = 256, OPT_MAX, OPT_ITERS, OPT_WARMUP, OPT_TIME, OPT_RANKS, OPT_TARGET, OPT_BASELINE,
     OPT_IDLE, OPT_CSV, OPT_JSON, OPT_FORMAT, OPT_PLOT, OPT_PROGRESS, OPT_QUIET, OPT_MERGE,
     OPT_LIST, OPT_TOPOLOGY, OPT_EXT /* + perf_ext_t */
@@ -265,6 +268,7 @@ static const struct option long_opts[] = {
     {"target", required_argument, NULL, OPT_TARGET},
     {"baseline", required_argument, NULL, OPT_BASELINE},
     {"threads", required_argument, NULL, OPT_THREADS},
+    {"shared-context", no_argument, NULL, OPT_SHARED_CONTEXT},
     {"idle-target", required_argument, NULL, OPT_IDLE},
     {"csv", no_argument, NULL, OPT_CSV},
     {"json", no_argument, NULL, OPT_JSON},
@@ -327,6 +331,7 @@ static int apply_option(int c, const char *v, perf_opts_t *o)
             return PERF_USAGE;
         o->threads = (int)l;
         return 0;
+    case OPT_SHARED_CONTEXT: o->shared_context = 1; return 0;
     case OPT_BASELINE:
         if (strcmp(v, "ucp") != 0 && strcmp(v, "none") != 0)
             return perf_usage_error("--baseline '%s': need ucp or none", v);

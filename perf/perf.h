@@ -65,7 +65,8 @@ typedef struct perf_opts {
     int ranks_given;        /* --ranks was on the command line */
     int target;             /* rank the origin (rank 0) talks to; -1: the last rank */
     int baseline;           /* 1: raw UCP beside rmx */
-    int threads;            /* --threads: rank 0's threads sharing its context (1: one) */
+    int threads;            /* --threads: rank 0's threads, each on its stream (1: one) */
+    int shared_context;     /* --shared-context: those threads share the context instead */
     int csv, json;
     int progress;           /* 1: progress line on stderr, 0: none, -1: when stderr is a tty */
     const char *plot;       /* SVG file or NULL */
@@ -82,7 +83,8 @@ typedef struct perf_opts {
 /* One rmx context with its benchmark window, as every body sees it. */
 typedef struct perf_env {
     rmx_ctx_t *ctx;
-    rmx_win_t *win;
+    rmx_win_t *win;         /* the window, or (--threads) bound to this thread's stream */
+    rmx_stream_t *stream;   /* --threads: this thread's stream, or NULL (the context) */
     char *base;             /* this rank's window memory */
     char *local;            /* source / destination buffer of data_len bytes (malloc'd) */
     size_t data_len;        /* bytes of each window the tests may use; a control area follows */

@@ -219,9 +219,10 @@ static double load_average(void)
 }
 
 /* ---------------------------------------------------------------- measurement */
-/* --threads N: rank 0's N threads run the body at once on one context (RMX_THREAD_MULTIPLE),
- * each on its own copy of the environment: its own source buffer and its own part of the data
- * area (disp0).  A batch is N bodies of n iterations between two barriers, timed as one. */
+/* --threads N: rank 0's N threads run the body at once (RMX_THREAD_MULTIPLE), each on its own
+ * copy of the environment: its own source buffer, its own part of the data area (disp0) and its
+ * own stream with the window bound to it (--shared-context: the context itself).  A batch is N
+ * bodies of n iterations between two barriers, timed as one. */
 typedef struct team team_t;
 typedef struct member {
     perf_env_t env;
@@ -232,6 +233,8 @@ typedef struct member {
 
 struct team {
     int n;
+    int streams;        /* each member on a stream of its own */
+    rmx_win_t *win;     /* the window they bind */
     pthread_barrier_t go, done;
     perf_body_t body;
     size_t len;
@@ -240,15 +243,36 @@ struct team {
     member_t m[];
 };
 
+/* In the member's own thread: a stream is its creator's. */
+static int member_stream_open(member_t *m)
+{
+    if (!m->team->streams)
+        return RMX_OK;
+    int rc = rmx_stream_create(m->env.ctx, &m->env.stream);
+    if (rc == RMX_OK)
+        rc = rmx_win_bind(m->team->win, m->env.stream, &m->env.win);
+    return rc;
+}
+
+static void member_stream_close(member_t *m)
+{
+    if (m->env.stream != NULL && m->env.win != m->team->win)
+        (void)rmx_win_free(&m->env.win);
+    (void)rmx_stream_free(&m->env.stream);
+}
+
 static void *team_member(void *arg)
 {
     member_t *m = arg;
     team_t *tm = m->team;
+    m->rc = member_stream_open(m);
     for (;;) {
         pthread_barrier_wait(&tm->go);
-        if (tm->quit)
+        if (tm->quit) {
+            member_stream_close(m);
             return NULL;
-        int rc = tm->body(&m->env, tm->len, tm->iters);
+        }
+        int rc = m->rc != RMX_OK ? m->rc : tm->body(&m->env, tm->len, tm->iters);
         if (rc != RMX_OK)
             m->rc = rc;
         pthread_barrier_wait(&tm->done);
@@ -263,6 +287,7 @@ static void team_free(team_t *tm, int started)
         for (int k = 1; k < started; k++)
             pthread_join(tm->m[k].th, NULL);
     }
+    member_stream_close(&tm->m[0]);
     for (int k = 1; k < tm->n; k++)
         free(tm->m[k].env.local);
     pthread_barrier_destroy(&tm->go);
@@ -271,12 +296,14 @@ static void team_free(team_t *tm, int started)
 }
 
 /* Thread 0 is the caller, on e itself; the others start and wait for the first batch. */
-static team_t *team_new(perf_env_t *e, int n, perf_body_t body, size_t len)
+static team_t *team_new(perf_env_t *e, int n, int streams, perf_body_t body, size_t len)
 {
     team_t *tm = calloc(1, sizeof(*tm) + (size_t)n * sizeof(member_t));
     if (tm == NULL)
         return NULL;
     tm->n = n;
+    tm->streams = streams;
+    tm->win = e->win;
     tm->body = body;
     tm->len = len;
     pthread_barrier_init(&tm->go, NULL, (unsigned)n);
@@ -292,6 +319,8 @@ static team_t *team_new(perf_env_t *e, int n, perf_body_t body, size_t len)
         if (k > 0 && ok)
             memcpy(tm->m[k].env.local, e->local, e->data_len);
     }
+    if (ok)
+        tm->m[0].rc = member_stream_open(&tm->m[0]);
     int started = 1;
     for (int k = 1; k < n && ok; k++, started++)
         ok = pthread_create(&tm->m[k].th, NULL, team_member, &tm->m[k]) == 0;
@@ -309,7 +338,7 @@ static int team_batch(team_t *tm, long iters)
 {
     tm->iters = iters;
     pthread_barrier_wait(&tm->go);
-    int rc = tm->body(&tm->m[0].env, tm->len, iters);
+    int rc = tm->m[0].rc != RMX_OK ? tm->m[0].rc : tm->body(&tm->m[0].env, tm->len, iters);
     pthread_barrier_wait(&tm->done);
     for (int k = 1; k < tm->n && rc == RMX_OK; k++)
         rc = tm->m[k].rc;
@@ -372,7 +401,7 @@ static int measure(perf_state_t *s, perf_env_t *e, const perf_test_t *t, perf_bo
         long warm = o->warmup < o->iters ? o->warmup : o->iters;
         team_t *team = NULL;
         if (o->threads > 1 && !t->collective &&
-            (team = team_new(e, o->threads, body, len)) == NULL)
+            (team = team_new(e, o->threads, !o->shared_context, body, len)) == NULL)
             rc = RMX_ERR_NOMEM;
         if (rc == RMX_OK && warm > 0)
             rc = run_bounded(e, t, body, len, warm, o->time_s / 4, &r, team);
