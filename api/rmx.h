@@ -540,9 +540,11 @@ RMX_API int rmx_sync_memory(rmx_ctx_t *ctx);
  *    rmx_get is (they hold the context's lock; a wait keeps it, as a single transfer's wait
  *    does).  A request belongs to the rank, not to the thread that issued it: any thread may
  *    test or wait on it, one at a time (a second thread waiting on a handle the first has
- *    released is the released-handle case above).  rmx_wait_all's requests must all be of one
- *    context (else RMX_ERR_ARG).  rmx_flush and segment ends complete every thread's
- *    requests and operations to their targets.
+ *    released is the released-handle case above).  A request issued on a stream is the
+ *    stream's (its thread's alone: another thread's test or wait is RMX_ERR_THREAD).
+ *    rmx_wait_all's requests must all be of one context and its streams (else RMX_ERR_ARG).
+ *    rmx_flush and segment ends complete every thread's requests and operations to their
+ *    targets (a stream's: rmx_flush on its bound handle, rmx_stream_flush).
  */
 typedef struct rmx_request rmx_request_t;
 
@@ -588,8 +590,9 @@ RMX_API int rmx_test(rmx_request_t **req, int *done);
 RMX_API int rmx_wait(rmx_request_t **req);
 /* rmx_wait on reqs[0..n): NULL entries are skipped; every request is completed and released
  * (each entry set to NULL) and the first error in array order is returned.  When some entry is
- * not a valid request (or the requests are of several contexts), RMX_ERR_ARG and nothing is
- * waited for or released.  n < 0, or reqs NULL with n > 0: RMX_ERR_ARG. */
+ * not a valid request (or the requests are of several contexts: one context and its streams
+ * are one), RMX_ERR_ARG and nothing is waited for or released; a stream's request of another
+ * thread: RMX_ERR_THREAD, likewise. n < 0, or reqs NULL with n > 0: RMX_ERR_ARG. */
 RMX_API int rmx_wait_all(rmx_request_t **reqs, int n);
 
 /* ---------------------------------------------------------------- per-target completion */
@@ -616,7 +619,8 @@ RMX_API int rmx_flush_local(rmx_win_t *win, int target);
  *    windows and its requests (any other thread: RMX_ERR_THREAD).  Created and freed locally,
  *    on a context of any thread level (at RMX_THREAD_SINGLE only the owner thread can create
  *    one; it then only separates completion).  Creating one costs a UCP worker and an endpoint
- *    per rank (connection set-up: tens of microseconds a rank).
+ *    per rank, each wired up before the call returns: milliseconds, not a per-operation
+ *    object (make streams at a thread's start, not per message).
  *  - rmx_win_bind gives a window handle bound to a stream: the same window (memory, ranks'
  *    parts, direct mappings, lock words) reached through the stream's endpoints.  Every call
  *    that takes a window takes a bound handle: rmx_put, rmx_get, the sections, rmx_rmw and
@@ -631,12 +635,13 @@ RMX_API int rmx_flush_local(rmx_win_t *win, int target);
  *    cover OpenSHMEM's default context): flush a stream before a synchronization that must
  *    order its operations.
  *  - Locks are the rank's, as in MPI: rmx_win_lock and rmx_win_unlock on a bound handle first
- *    complete the stream's operations (the lock ends the stream's segment too), then take or
- *    release the window's lock exactly as the window's own handle would (the same epoch: one
- *    thread may lock through a stream and unlock through the window); an rmw's implicit epoch
- *    (RMX_MODE_PASSIVE_EPOCH_IMPLICIT) on a bound handle likewise.  At RMX_THREAD_MULTIPLE
- *    these take the context's lock, like any call on the context: lock traffic is not the
- *    data path.
+ *    complete every operation of the stream (the lock ends the stream's segment too), then take
+ *    or release the window's lock exactly as the window's own handle would (the same epoch: one
+ *    thread may lock through a stream and unlock through the window, but an unlock through the
+ *    window's own handle completes the context's operations only, not a stream's: flush the
+ *    stream first); an rmw's implicit epoch (RMX_MODE_PASSIVE_EPOCH_IMPLICIT) on a bound handle
+ *    likewise.  At RMX_THREAD_MULTIPLE these take the context's lock, like any call on the
+ *    context: lock traffic is not the data path.
  *  - Direct on-node access (rmx_direct_t) holds on a stream as on the context: copies and CPU
  *    atomics, no worker involved.
  *  - Serving peers: a stream only issues.  Peers' operations on this rank's windows are served
@@ -647,8 +652,16 @@ RMX_API int rmx_flush_local(rmx_win_t *win, int target);
  *    (rmx_win_free of the window returns RMX_ERR_ARG on this rank and RMX_ERR_COLLECTIVE on the
  *    others; nothing is freed).  rmx_stream_free completes the stream's operations, unbinds
  *    its windows and closes it; rmx_finalize frees the streams left (their threads must be done
- *    with them).  A peer's failure reaches a stream as it reaches the context: its calls to that
- *    peer return RMX_ERR_PEER.
+ *    with them).  A stream's requests are released with it (their handles invalid after).
+ *  - Peer failure reaches a stream as it reaches the context: its calls to that peer return
+ *    RMX_ERR_PEER, and so do rmx_stream_flush, rmx_stream_free and the unbinding rmx_win_free
+ *    when operations to a failed peer were outstanding (the stream, the unbinding, are done
+ *    anyway).  A stream created after a rank failed (or whose endpoint to a rank cannot be
+ *    made) reaches every other rank, and that one never (RMX_ERR_PEER).
+ *  - Errors: a stream handle that is none (or freed) is RMX_ERR_ARG; a window of another
+ *    context, or one bound to this stream already, RMX_ERR_ARG; a bound handle given to
+ *    rmx_win_bind, RMX_ERR_WIN.  rmx_stream_create and rmx_win_bind set their output to NULL
+ *    whenever they fail.
  */
 typedef struct rmx_stream rmx_stream_t;
 
@@ -695,8 +708,9 @@ typedef struct rmx_stats {
 
 RMX_API int rmx_stats(rmx_ctx_t *ctx, rmx_stats_t *out);
 RMX_API int rmx_stats_reset(rmx_ctx_t *ctx);
-/* A stream's own counts (rmx_stream_t; the agent fields are the context's).  rmx_stats of the
- * context does not include its streams'. */
+/* A stream's own counts (rmx_stream_t), since its creation: its agent fields are 0 (the agent
+ * is the context's: rmx_stats).  rmx_stats of the context does not include its streams', and
+ * rmx_stats_reset of the context leaves theirs. */
 RMX_API int rmx_stream_stats(rmx_stream_t *stream, rmx_stats_t *out);
 
 #ifdef __cplusplus

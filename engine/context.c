@@ -293,7 +293,7 @@ static int connect_peers(rmx_ctx_t *ctx)
         return rc;
     if ((rc = rmx_ucx_worker_address(&ctx->ucx, 1, &own, &own_len)) != RMX_OK)
         return rc;
-    rc = rmx_peers_connect(ctx, ctx->peer_addrs, ctx->peer_addr_stride, own);
+    rc = rmx_peers_connect(ctx, ctx->peer_addrs, ctx->peer_addr_stride, own, NULL);
     rmx_ucx_worker_address_release(&ctx->ucx, 1, own);
     return rc;
 }

@@ -542,8 +542,17 @@ int rmx_wait_word_geq_from(rmx_ctx_t *ctx, volatile uint64_t *word, uint64_t val
 
 /* ---- peers.c */
 /* The endpoints of ctx (a context or a stream) to every rank, from its worker to the ranks'
- * service workers at addrs (rmx_exchange's layout), and to its own worker `own` for itself. */
-int rmx_peers_connect(rmx_ctx_t *ctx, const void *addrs, size_t stride, const void *own);
+ * service workers at addrs (rmx_exchange's layout), and to its own worker `own` for itself.
+ * failed: NULL for a context (every endpoint must be made); a stream's parent's failed flags
+ * ([size]): those ranks get none, and a rank no endpoint can be made to is failed too. */
+int rmx_peers_connect(rmx_ctx_t *ctx, const void *addrs, size_t stride, const void *own,
+                      const int *failed);
+/* Wire every remote endpoint of a stream up before it is used: a UCP flush of each, and over
+ * rmx's active messages (tcp) a round trip reading 8 bytes at ping[r].addr (any address the peer
+ * exposes).  UCX 1.13 aborts a process (an assertion in ucp_request_send_state_ff, removed
+ * upstream by openucx/ucx#8175) when a peer dies while the handshake's reply to it is still
+ * queued there; after the round trip it no longer is.  RMX_ERR_TIMEOUT, or the flush's error. */
+int rmx_peers_wire_up(rmx_ctx_t *ctx, const rmx_remote_t *ping);
 /* A stream's end: close its endpoints (graceful for live peers) and free the array. */
 void rmx_peers_close(rmx_ctx_t *ctx);
 

@@ -728,34 +728,65 @@ int rmx_wait(rmx_request_t **req)
     return req_release(req);
 }
 
+/* The context a request's context serves: itself, or a stream's parent. */
+static rmx_ctx_t *job_of(const rmx_ctx_t *ctx)
+{
+    return ctx->parent != NULL ? ctx->parent : (rmx_ctx_t *)ctx;
+}
+
+/* Wait for and release the requests of reqs[0..n) issued on ctx (holding its lock at
+ * RMX_THREAD_MULTIPLE); *first / *first_at: the error earliest in the array so far. */
+static int wait_group(rmx_request_t **reqs, int n, rmx_ctx_t *ctx, int *first, int *first_at)
+{
+    int rc = rmx_ctx_check(ctx);
+    if (rc != RMX_OK)
+        return RMX_MT_RETRY(rc, ctx, wait_group(reqs, n, ctx, first, first_at));
+    for (int i = 0; i < n; i++) {
+        if (reqs[i] == NULL || reqs[i]->ctx != ctx)
+            continue;
+        req_wait(reqs[i]);
+        int rc1 = req_release(&reqs[i]);
+        if (rc1 != RMX_OK && i < *first_at) {
+            *first = rc1;
+            *first_at = i;
+        }
+    }
+    return RMX_OK;
+}
+
 int rmx_wait_all(rmx_request_t **reqs, int n)
 {
     if (n < 0 || (reqs == NULL && n > 0))
         return RMX_ERR_ARG;
-    rmx_ctx_t *ctx = NULL;
+    rmx_ctx_t *job = NULL, *parent_seen = NULL;
     for (int i = 0; i < n; i++) {
         if (reqs[i] == NULL)
             continue;
-        if (reqs[i]->magic != RMX_REQ_MAGIC || (ctx != NULL && reqs[i]->ctx != ctx))
-            return RMX_ERR_ARG; /* released, or another context's (one lock at a time) */
-        ctx = reqs[i]->ctx;
+        if (reqs[i]->magic != RMX_REQ_MAGIC ||
+            (job != NULL && job_of(reqs[i]->ctx) != job))
+            return RMX_ERR_ARG; /* released, or another job's context */
+        job = job_of(reqs[i]->ctx);
+        if (reqs[i]->ctx == job)
+            parent_seen = job;
         for (int k = 0; k < i; k++) /* the same request twice would be released twice */
             if (reqs[k] == reqs[i])
                 return RMX_ERR_ARG;
     }
-    if (ctx == NULL)
-        return RMX_OK;
-    int rc = rmx_ctx_check(ctx);
-    if (rc != RMX_OK)
-        return RMX_MT_RETRY(rc, ctx, rmx_wait_all(reqs, n));
-    int first = RMX_OK;
+    /* Streams' requests are this thread's or none are waited for (their check takes no lock). */
     for (int i = 0; i < n; i++) {
-        if (reqs[i] == NULL)
-            continue;
-        req_wait(reqs[i]);
-        int rc1 = req_release(&reqs[i]);
-        first = first != RMX_OK ? first : rc1;
+        int rc;
+        if (reqs[i] != NULL && reqs[i]->ctx != job && (rc = rmx_ctx_check(reqs[i]->ctx)) != RMX_OK)
+            return rc;
     }
+    int first = RMX_OK, first_at = n;
+    if (parent_seen != NULL) {
+        int rc = wait_group(reqs, n, parent_seen, &first, &first_at);
+        if (rc != RMX_OK)
+            return rc; /* the context is gone or going: nothing was waited for */
+    }
+    for (int i = 0; i < n; i++) /* each stream's own, its requests in one pass */
+        if (reqs[i] != NULL)
+            (void)wait_group(reqs, n, reqs[i]->ctx, &first, &first_at);
     return first;
 }
 

@@ -22,20 +22,60 @@ static void on_peer_error(void *arg, ucp_ep_h ep, ucs_status_t status)
 /* Peers that UCX would serve RMA to in software (tcp) are reached over rmx's active messages
  * (transports/am_rma.c: where UCX's own emulation aborts a survivor that answers a dead rank);
  * this rank itself through its own worker (UCX's self transport: in place). */
-int rmx_peers_connect(rmx_ctx_t *ctx, const void *addrs, size_t stride, const void *own)
+int rmx_peers_connect(rmx_ctx_t *ctx, const void *addrs, size_t stride, const void *own,
+                      const int *failed)
 {
     ctx->peers = calloc((size_t)ctx->size, sizeof(*ctx->peers));
     int rc = ctx->peers == NULL ? RMX_ERR_NOMEM : rmx_am_join(&ctx->ucx, ctx->rank, ctx->size);
     for (int r = 0; r < ctx->size && rc == RMX_OK; r++) {
         size_t len;
         const void *addr = r == ctx->rank ? own : rmx_exchange_blob(addrs, stride, r, &len);
-        ctx->peers[r].ctx = ctx;
-        rc = rmx_ucx_ep_create(&ctx->ucx, addr, on_peer_error, &ctx->peers[r],
-                               &ctx->peers[r].ep);
+        rmx_peer_t *p = &ctx->peers[r];
+        p->ctx = ctx;
+        if (failed != NULL && r != ctx->rank && failed[r]) {
+            p->failed = 1; /* known dead: no endpoint (tcp would be refused, shm unmappable) */
+            continue;
+        }
+        rc = rmx_ucx_ep_create(&ctx->ucx, addr, on_peer_error, p, &p->ep);
+        if (rc != RMX_OK && failed != NULL && r != ctx->rank) {
+            /* a stream: a rank it cannot reach (one dying now) is failed for it alone */
+            rmx_log(ctx, RMX_LOG_WARN, "no endpoint to rank %d (%s): it is failed for this "
+                    "stream", r, rmx_strerror(rc));
+            p->ep = NULL;
+            p->failed = 1;
+            rc = RMX_OK;
+            continue;
+        }
         if (rc == RMX_OK && r != ctx->rank)
-            rc = rmx_am_route(&ctx->ucx, ctx->peers[r].ep, r, &ctx->peers[r].am);
+            rc = rmx_am_route(&ctx->ucx, p->ep, r, &p->am);
     }
     return rc;
+}
+
+int rmx_peers_wire_up(rmx_ctx_t *ctx, const rmx_remote_t *ping)
+{
+    rmx_ucx_dest_t *dests = calloc((size_t)ctx->size, sizeof(*dests));
+    if (dests == NULL)
+        return RMX_ERR_NOMEM;
+    int n = 0, rc = RMX_OK;
+    for (int r = 0; r < ctx->size; r++) {
+        rmx_peer_t *p = &ctx->peers[r];
+        if (p->ep == NULL || r == ctx->rank)
+            continue;
+        if (p->am != NULL) {
+            /* A round trip: its answer comes back on the connection the peer opened to this
+             * worker, behind the handshake's reply, which is then no longer pending there. */
+            uint64_t word;
+            int rc1 = rmx_am_get(&ctx->ucx, p->am, &word, sizeof(word), ping[r].addr);
+            if (rc1 == RMX_ERR_TIMEOUT)
+                rc = rc1;
+        } else {
+            dests[n++] = (rmx_ucx_dest_t){.ep = p->ep};
+        }
+    }
+    int rc2 = rmx_ucx_flush_eps(&ctx->ucx, dests, n);
+    free(dests);
+    return rc != RMX_OK ? rc : rc2;
 }
 
 void rmx_peers_reap(rmx_ctx_t *ctx)

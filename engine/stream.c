@@ -75,29 +75,32 @@ static int stream_connect(rmx_ctx_t *s, rmx_ctx_t *ctx)
 {
     void *own;
     size_t own_len;
+    int *failed = calloc((size_t)s->size, sizeof(*failed));
+    if (failed == NULL)
+        return RMX_ERR_NOMEM;
+    for (int r = 0; r < s->size; r++)
+        failed[r] = ctx->peers[r].failed;
     int rc = rmx_ucx_worker_address(&s->ucx, 1, &own, &own_len);
-    if (rc != RMX_OK)
-        return rc;
-    rc = rmx_peers_connect(s, ctx->peer_addrs, ctx->peer_addr_stride, own);
-    rmx_ucx_worker_address_release(&s->ucx, 1, own);
-    for (int r = 0; rc == RMX_OK && r < s->size; r++)
-        if (ctx->peers[r].failed) {
-            s->peers[r].failed = 1;
-            s->unreaped = 1;
-            if (s->peers[r].am != NULL)
-                rmx_am_peer_failed(&s->ucx, s->peers[r].am);
-        }
+    if (rc == RMX_OK) {
+        rc = rmx_peers_connect(s, ctx->peer_addrs, ctx->peer_addr_stride, own, failed);
+        rmx_ucx_worker_address_release(&s->ucx, 1, own);
+    }
+    free(failed);
+    /* A rank dying during the handshake fails its endpoint: that rank alone is lost. */
+    if (rc == RMX_OK && rmx_peers_wire_up(s, ctx->ctrl_remote) == RMX_ERR_TIMEOUT)
+        rc = RMX_ERR_TIMEOUT;
     return rc;
 }
 
 int rmx_stream_create(rmx_ctx_t *ctx, rmx_stream_t **out)
 {
+    if (out != NULL)
+        *out = NULL;
     int rc = rmx_ctx_check(ctx);
     if (rc != RMX_OK)
         return RMX_MT_RETRY(rc, ctx, rmx_stream_create(ctx, out));
     if (out == NULL)
         return RMX_ERR_ARG;
-    *out = NULL;
     if (ctx->parent != NULL)
         return RMX_ERR_CTX; /* a stream handle cast to a context */
     rmx_ctx_t *s = calloc(1, sizeof(*s));
