@@ -115,8 +115,10 @@ int bench_rmx_fadd(perf_env_t *e, size_t len, long n)
     if (!e->rmw_ok)
         return RMX_ERR_UNSUPPORTED;
     int64_t one = 1, old;
+    /* --threads: a word of each thread's own (their latency, not their contention on one) */
+    size_t disp = e->fadd_disp != 0 ? e->fadd_disp : rmw_disp(e, 0);
     for (long i = 0; i < n; i++)
-        TRY(rmx_rmw(e->win, &one, 1, RMX_INT64, &old, e->target, rmw_disp(e, 0), e->rmw_assert,
+        TRY(rmx_rmw(e->win, &one, 1, RMX_INT64, &old, e->target, disp, e->rmw_assert,
                     RMX_OP_SUM));
     return RMX_OK;
 }

@@ -89,6 +89,7 @@ typedef struct perf_env {
     char *local;            /* source / destination buffer of data_len bytes (malloc'd) */
     size_t data_len;        /* bytes of each window the tests may use; a control area follows */
     size_t disp0;           /* --threads: where this thread's part of the data area begins */
+    size_t fadd_disp;       /* --threads: this thread's fetch-add word (0: the shared one) */
     int me, n, target;
     int rmw_assert;         /* assert flags under which rmx_rmw runs without a lock */
     int rmw_ok;             /* rmx_rmw answered the probe */
@@ -149,6 +150,7 @@ typedef struct perf_run {
 #define PERF_CTRL_RMW    64       /* four int64 words: fadd, swap, cswap, max */
 #define PERF_CTRL_BARRIER 256     /* raw-UCP barrier counters, one per round */
 #define PERF_CTRL_AGENT  512      /* six doubles: the target's progress-agent report */
+#define PERF_CTRL_THREADS 1024    /* --threads: each thread's fetch-add word, a cache line apart */
 #define PERF_BW_WINDOW   64       /* puts/gets in flight per bandwidth iteration */
 #define PERF_RATE_WINDOW 256      /* puts/gets per message-rate iteration */
 #define PERF_SUB_WIDTH   16       /* the short extent of the 2-d subarray arrays */

@@ -314,6 +314,7 @@ static team_t *team_new(perf_env_t *e, int n, int streams, perf_body_t body, siz
         tm->m[k].env = *e;
         tm->m[k].team = tm;
         tm->m[k].env.disp0 = (size_t)k * part;
+        tm->m[k].env.fadd_disp = e->data_len + PERF_CTRL_THREADS + (size_t)k * 64;
         if (k > 0 && (tm->m[k].env.local = malloc(e->data_len)) == NULL)
             ok = 0;
         if (k > 0 && ok)
