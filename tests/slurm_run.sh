@@ -7,6 +7,8 @@
 # node is idle, then runs BIN_DIR/prog_launch:
 #   srun --mpi=pmix -n 2, -n 3   must pass: rmx joins Slurm's PMIx server, put/get/atomics between
 #                          ranks, each rank's rmx_rank its SLURM_PROCID;
+#   srun --mpi=pmix -n 3 BIN_DIR/prog_survivors: a rank killed mid-traffic, both survivors
+#                          finish rmx_finalize in time (the step kept alive: --kill-on-bad-exit=0);
 #   srun --mpi=none -n 2   and --mpi=pmi2 must fail in rmx_init, every rank saying it was started
 #                          by Slurm without a PMIx server and to use `srun --mpi=pmix` (not run
 #                          as two one-rank jobs).
@@ -232,6 +234,15 @@ for n in 2 3; do
             fail "srun --mpi=pmix -n $n prog_launch: rank $r did not say OK (once)"
     done
 done
+
+# A rank killed in the middle of the others' traffic (tests/prog_survivors.c): each survivor sees
+# RMX_ERR_PEER and returns from rmx_finalize within peer_timeout_s + 2 s.  The step outlives
+# the rank (--kill-on-bad-exit=0), as an mpirun job does with orte_enable_recovery.
+# shellcheck disable=SC2086
+out=$(run_step --mpi=pmix --kill-on-bad-exit=0 -n 3 $WRAPPER "$BIN_DIR/prog_survivors" 2)
+printf '%s\n' "$out" | sed "s/^/srun survivors: /"
+[ "$(count "$out" 'survivor [0-9]* finalized ok')" = 2 ] ||
+    fail "srun --mpi=pmix -n 3 prog_survivors: not both survivors finalized in time"
 
 # Without PMIx (no plugin, or PMI-2's): rmx_init fails on every rank and says what to do.
 for mpi in none pmi2; do
