@@ -273,53 +273,29 @@ static void run_setup(int n, rmx_fork_main_t fn, const setup_t *s)
     run_ranks_cfg(n, fn, (void *)s, NULL, 45);
 }
 
-Test(stream, two_threads_disjoint_halves_2_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {0, MEM_ALLOCATE, 0};
-    run_setup(2, rank_halves, &s);
-}
+/* A test: n ranks run fn with the setup {tcp, mem, direct_off}. */
+#define SETUP_TEST(name, n, fn, tcp, mem, direct_off)                                          \
+    Test(stream, name, .timeout = RMX_T(60))                                                    \
+    {                                                                                           \
+        static const setup_t s = {tcp, mem, direct_off};                                        \
+        run_setup(n, fn, &s);                                                                   \
+    }
 
-Test(stream, two_threads_disjoint_halves_3_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {0, MEM_ALLOCATE, 0};
-    run_setup(3, rank_halves, &s);
-}
+SETUP_TEST(two_threads_disjoint_halves_2_ranks, 2, rank_halves, 0, MEM_ALLOCATE, 0)
 
-Test(stream, two_threads_disjoint_halves_direct_off_2_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {0, MEM_ALLOCATE, 1};
-    run_setup(2, rank_halves, &s);
-}
+SETUP_TEST(two_threads_disjoint_halves_3_ranks, 3, rank_halves, 0, MEM_ALLOCATE, 0)
 
-Test(stream, two_threads_disjoint_halves_created_malloc_3_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {0, MEM_MALLOC, 0};
-    run_setup(3, rank_halves, &s);
-}
+SETUP_TEST(two_threads_disjoint_halves_direct_off_2_ranks, 2, rank_halves, 0, MEM_ALLOCATE, 1)
 
-Test(stream, tcp_two_threads_disjoint_halves_allocate_2_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {1, MEM_ALLOCATE, 0};
-    run_setup(2, rank_halves, &s);
-}
+SETUP_TEST(two_threads_disjoint_halves_created_malloc_3_ranks, 3, rank_halves, 0, MEM_MALLOC, 0)
 
-Test(stream, tcp_two_threads_disjoint_halves_allocate_3_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {1, MEM_ALLOCATE, 0};
-    run_setup(3, rank_halves, &s);
-}
+SETUP_TEST(tcp_two_threads_disjoint_halves_allocate_2_ranks, 2, rank_halves, 1, MEM_ALLOCATE, 0)
 
-Test(stream, tcp_two_threads_disjoint_halves_created_malloc_2_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {1, MEM_MALLOC, 0};
-    run_setup(2, rank_halves, &s);
-}
+SETUP_TEST(tcp_two_threads_disjoint_halves_allocate_3_ranks, 3, rank_halves, 1, MEM_ALLOCATE, 0)
 
-Test(stream, tcp_two_threads_disjoint_halves_created_aligned_3_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {1, MEM_ALIGNED, 0};
-    run_setup(3, rank_halves, &s);
-}
+SETUP_TEST(tcp_two_threads_disjoint_halves_created_malloc_2_ranks, 2, rank_halves, 1, MEM_MALLOC, 0)
+
+SETUP_TEST(tcp_two_threads_disjoint_halves_created_aligned_3_ranks, 3, rank_halves, 1, MEM_ALIGNED, 0)
 
 /* ---------------------------------------------------------------- 3: flow inside a stream */
 /* Each of two threads works on its own region of the right neighbour's window through its
@@ -452,29 +428,13 @@ static int rank_flow(const rmx_config_t *cfg, void *arg)
     return rank_two_thread_body(cfg, arg, 2 * REG, flow_worker);
 }
 
-Test(stream, flow_dependencies_inside_a_stream_2_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {0, MEM_ALLOCATE, 0};
-    run_setup(2, rank_flow, &s);
-}
+SETUP_TEST(flow_dependencies_inside_a_stream_2_ranks, 2, rank_flow, 0, MEM_ALLOCATE, 0)
 
-Test(stream, flow_dependencies_inside_a_stream_direct_off_2_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {0, MEM_ALLOCATE, 1};
-    run_setup(2, rank_flow, &s);
-}
+SETUP_TEST(flow_dependencies_inside_a_stream_direct_off_2_ranks, 2, rank_flow, 0, MEM_ALLOCATE, 1)
 
-Test(stream, tcp_flow_dependencies_inside_a_stream_3_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {1, MEM_ALLOCATE, 0};
-    run_setup(3, rank_flow, &s);
-}
+SETUP_TEST(tcp_flow_dependencies_inside_a_stream_3_ranks, 3, rank_flow, 1, MEM_ALLOCATE, 0)
 
-Test(stream, tcp_flow_dependencies_inside_a_stream_created_2_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {1, MEM_MALLOC, 0};
-    run_setup(2, rank_flow, &s);
-}
+SETUP_TEST(tcp_flow_dependencies_inside_a_stream_created_2_ranks, 2, rank_flow, 1, MEM_MALLOC, 0)
 
 /* ---- fetch-adds from two streams of two threads of every rank to one counter at rank 0: the
  * count is exact, each thread's fetched values rise, and all of them together are 0..N-1 once
@@ -553,23 +513,11 @@ static int rank_fadd(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(stream, fetch_add_from_two_streams_exact_2_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {0, MEM_ALLOCATE, 0};
-    run_setup(2, rank_fadd, &s);
-}
+SETUP_TEST(fetch_add_from_two_streams_exact_2_ranks, 2, rank_fadd, 0, MEM_ALLOCATE, 0)
 
-Test(stream, fetch_add_from_two_streams_exact_created_3_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {0, MEM_MALLOC, 0};
-    run_setup(3, rank_fadd, &s);
-}
+SETUP_TEST(fetch_add_from_two_streams_exact_created_3_ranks, 3, rank_fadd, 0, MEM_MALLOC, 0)
 
-Test(stream, tcp_fetch_add_from_two_streams_exact_3_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {1, MEM_ALLOCATE, 0};
-    run_setup(3, rank_fadd, &s);
-}
+SETUP_TEST(tcp_fetch_add_from_two_streams_exact_3_ranks, 3, rank_fadd, 1, MEM_ALLOCATE, 0)
 
 /* ---- two streams (and a stream and the context) ordered by completion: thread 0 writes a
  * block (through its stream, or through the context's handle in odd rounds), completes it
@@ -670,17 +618,9 @@ static int rank_ordered_by_completion(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(stream, streams_ordered_by_completion_direct_off_2_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {0, MEM_ALLOCATE, 1};
-    run_setup(2, rank_ordered_by_completion, &s);
-}
+SETUP_TEST(streams_ordered_by_completion_direct_off_2_ranks, 2, rank_ordered_by_completion, 0, MEM_ALLOCATE, 1)
 
-Test(stream, tcp_streams_ordered_by_completion_2_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {1, MEM_ALLOCATE, 0};
-    run_setup(2, rank_ordered_by_completion, &s);
-}
+SETUP_TEST(tcp_streams_ordered_by_completion_2_ranks, 2, rank_ordered_by_completion, 1, MEM_ALLOCATE, 0)
 
 /* ---------------------------------------------------------------- 4: flush, then a flag */
 /* A thread of rank 0 (not the one that called rmx_init) owns a stream with the data window and
@@ -817,23 +757,11 @@ static int rank_flush_then_flag(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(stream, flush_of_bound_handle_completes_at_target_3_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {0, MEM_ALLOCATE, 1};
-    run_setup(3, rank_flush_then_flag, &s);
-}
+SETUP_TEST(flush_of_bound_handle_completes_at_target_3_ranks, 3, rank_flush_then_flag, 0, MEM_ALLOCATE, 1)
 
-Test(stream, tcp_flush_of_bound_handle_completes_at_target_3_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {1, MEM_ALLOCATE, 0};
-    run_setup(3, rank_flush_then_flag, &s);
-}
+SETUP_TEST(tcp_flush_of_bound_handle_completes_at_target_3_ranks, 3, rank_flush_then_flag, 1, MEM_ALLOCATE, 0)
 
-Test(stream, flush_of_bound_handle_completes_at_target_created_3_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {0, MEM_MALLOC, 0};
-    run_setup(3, rank_flush_then_flag, &s);
-}
+SETUP_TEST(flush_of_bound_handle_completes_at_target_created_3_ranks, 3, rank_flush_then_flag, 0, MEM_MALLOC, 0)
 
 /* ---------------------------------------------------------------- 5: locks */
 /* Two threads of every rank, each on its own stream.  Thread t guards the counter at rank 0 of
@@ -956,23 +884,11 @@ static int rank_locks(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(stream, locks_through_bound_handles_2_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {0, MEM_ALLOCATE, 0};
-    run_setup(2, rank_locks, &s);
-}
+SETUP_TEST(locks_through_bound_handles_2_ranks, 2, rank_locks, 0, MEM_ALLOCATE, 0)
 
-Test(stream, locks_through_bound_handles_3_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {0, MEM_ALLOCATE, 0};
-    run_setup(3, rank_locks, &s);
-}
+SETUP_TEST(locks_through_bound_handles_3_ranks, 3, rank_locks, 0, MEM_ALLOCATE, 0)
 
-Test(stream, tcp_locks_through_bound_handles_created_2_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {1, MEM_MALLOC, 0};
-    run_setup(2, rank_locks, &s);
-}
+SETUP_TEST(tcp_locks_through_bound_handles_created_2_ranks, 2, rank_locks, 1, MEM_MALLOC, 0)
 
 /* ---------------------------------------------------------------- 6: misuse */
 /* Another thread of the rank uses the stream (and its bound handle, and a request of it): each
@@ -1521,17 +1437,9 @@ static int rank_stats(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(stream, stats_are_the_streams_own_2_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {0, MEM_ALLOCATE, 0};
-    run_setup(2, rank_stats, &s);
-}
+SETUP_TEST(stats_are_the_streams_own_2_ranks, 2, rank_stats, 0, MEM_ALLOCATE, 0)
 
-Test(stream, tcp_stats_are_the_streams_own_2_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {1, MEM_ALLOCATE, 0};
-    run_setup(2, rank_stats, &s);
-}
+SETUP_TEST(tcp_stats_are_the_streams_own_2_ranks, 2, rank_stats, 1, MEM_ALLOCATE, 0)
 
 /* ---------------------------------------------------------------- 8: a busy target */
 /* Over tcp the target sleeps 1 s outside rmx right after a sync_all; a thread of the origin, on
@@ -1627,17 +1535,9 @@ static int rank_busy_target(const rmx_config_t *cfg0, void *arg)
     return 0;
 }
 
-Test(stream, tcp_busy_target_serves_a_stream_allocate, .timeout = RMX_T(60))
-{
-    static const setup_t s = {1, MEM_ALLOCATE, 0};
-    run_setup(2, rank_busy_target, &s);
-}
+SETUP_TEST(tcp_busy_target_serves_a_stream_allocate, 2, rank_busy_target, 1, MEM_ALLOCATE, 0)
 
-Test(stream, tcp_busy_target_serves_a_stream_created, .timeout = RMX_T(60))
-{
-    static const setup_t s = {1, MEM_ALIGNED, 0};
-    run_setup(2, rank_busy_target, &s);
-}
+SETUP_TEST(tcp_busy_target_serves_a_stream_created, 2, rank_busy_target, 1, MEM_ALIGNED, 0)
 
 /* ---- a stream does not wait for the context's lock: RMX_PROGRESS=none over tcp, rank 1 busy
  * outside rmx for 1 s, so a context rmx_get of thread A of rank 0 to it waits (holding the
@@ -1836,23 +1736,11 @@ static int rank_stream_first(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(stream, stream_made_before_its_windows_2_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {0, MEM_ALLOCATE, 0};
-    run_setup(2, rank_stream_first, &s);
-}
+SETUP_TEST(stream_made_before_its_windows_2_ranks, 2, rank_stream_first, 0, MEM_ALLOCATE, 0)
 
-Test(stream, stream_made_before_its_windows_direct_off_3_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {0, MEM_ALLOCATE, 1};
-    run_setup(3, rank_stream_first, &s);
-}
+SETUP_TEST(stream_made_before_its_windows_direct_off_3_ranks, 3, rank_stream_first, 0, MEM_ALLOCATE, 1)
 
-Test(stream, tcp_stream_made_before_its_windows_created_3_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {1, MEM_MALLOC, 0};
-    run_setup(3, rank_stream_first, &s);
-}
+SETUP_TEST(tcp_stream_made_before_its_windows_created_3_ranks, 3, rank_stream_first, 1, MEM_MALLOC, 0)
 
 /* Streams come and go: 40 created, bound, used and freed in turn (each free completes its
  * put); then 8 alive at once in one thread, interleaved.  The process's file descriptors do
@@ -1953,17 +1841,9 @@ static int rank_many_streams(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(stream, many_streams_created_and_freed_2_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {0, MEM_ALLOCATE, 1};
-    run_setup(2, rank_many_streams, &s);
-}
+SETUP_TEST(many_streams_created_and_freed_2_ranks, 2, rank_many_streams, 0, MEM_ALLOCATE, 1)
 
-Test(stream, tcp_many_streams_created_and_freed_3_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {1, MEM_ALLOCATE, 0};
-    run_setup(3, rank_many_streams, &s);
-}
+SETUP_TEST(tcp_many_streams_created_and_freed_3_ranks, 3, rank_many_streams, 1, MEM_ALLOCATE, 0)
 
 /* ---------------------------------------------------------------- other forms on a stream */
 /* put_sub / get_sub / iget_sub (strided and contiguous), irmw2, iput + rmx_flush_local with the
@@ -2048,29 +1928,13 @@ static int rank_forms(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(stream, sections_and_nonblocking_forms_2_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {0, MEM_ALLOCATE, 0};
-    run_setup(2, rank_forms, &s);
-}
+SETUP_TEST(sections_and_nonblocking_forms_2_ranks, 2, rank_forms, 0, MEM_ALLOCATE, 0)
 
-Test(stream, sections_and_nonblocking_forms_direct_off_3_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {0, MEM_ALLOCATE, 1};
-    run_setup(3, rank_forms, &s);
-}
+SETUP_TEST(sections_and_nonblocking_forms_direct_off_3_ranks, 3, rank_forms, 0, MEM_ALLOCATE, 1)
 
-Test(stream, tcp_sections_and_nonblocking_forms_3_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {1, MEM_ALLOCATE, 0};
-    run_setup(3, rank_forms, &s);
-}
+SETUP_TEST(tcp_sections_and_nonblocking_forms_3_ranks, 3, rank_forms, 1, MEM_ALLOCATE, 0)
 
-Test(stream, tcp_sections_and_nonblocking_forms_created_2_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {1, MEM_MALLOC, 0};
-    run_setup(2, rank_forms, &s);
-}
+SETUP_TEST(tcp_sections_and_nonblocking_forms_created_2_ranks, 2, rank_forms, 1, MEM_MALLOC, 0)
 
 /* ---------------------------------------------------------------- beside collectives */
 /* A thread keeps putting and reading back on its stream while the main thread creates and
@@ -2165,17 +2029,9 @@ static int rank_beside_collectives(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(stream, stream_traffic_beside_window_collectives_3_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {0, MEM_ALLOCATE, 1};
-    run_setup(3, rank_beside_collectives, &s);
-}
+SETUP_TEST(stream_traffic_beside_window_collectives_3_ranks, 3, rank_beside_collectives, 0, MEM_ALLOCATE, 1)
 
-Test(stream, tcp_stream_traffic_beside_window_collectives_2_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {1, MEM_ALLOCATE, 0};
-    run_setup(2, rank_beside_collectives, &s);
-}
+SETUP_TEST(tcp_stream_traffic_beside_window_collectives_2_ranks, 2, rank_beside_collectives, 1, MEM_ALLOCATE, 0)
 
 /* ---------------------------------------------------------------- failures */
 /* Over tcp rank 2 is killed; rank 0's stream then gets RMX_ERR_PEER from its calls to rank 2
@@ -2547,23 +2403,11 @@ static int rank_overlap(const rmx_config_t *cfg, void *arg)
     return rank_two_thread_body(cfg, arg, 2 * OV_REGION, overlap_worker);
 }
 
-Test(stream, overlapping_puts_and_igets_on_two_streams_direct_off_2_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {0, MEM_ALLOCATE, 1};
-    run_setup(2, rank_overlap, &s);
-}
+SETUP_TEST(overlapping_puts_and_igets_on_two_streams_direct_off_2_ranks, 2, rank_overlap, 0, MEM_ALLOCATE, 1)
 
-Test(stream, tcp_overlapping_puts_and_igets_on_two_streams_3_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {1, MEM_ALLOCATE, 0};
-    run_setup(3, rank_overlap, &s);
-}
+SETUP_TEST(tcp_overlapping_puts_and_igets_on_two_streams_3_ranks, 3, rank_overlap, 1, MEM_ALLOCATE, 0)
 
-Test(stream, overlapping_puts_and_igets_on_two_streams_created_2_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {0, MEM_MALLOC, 0};
-    run_setup(2, rank_overlap, &s);
-}
+SETUP_TEST(overlapping_puts_and_igets_on_two_streams_created_2_ranks, 2, rank_overlap, 0, MEM_MALLOC, 0)
 
 /* ---------------------------------------------------------------- the lock is the rank's */
 /* Thread A locks (window, rank 0) through its stream; thread B of the same rank, through its
@@ -2799,29 +2643,13 @@ static int rank_emulated(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(stream, emulated_atomics_from_two_streams_3_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {0, MEM_ALLOCATE, 0};
-    run_setup(3, rank_emulated, &s);
-}
+SETUP_TEST(emulated_atomics_from_two_streams_3_ranks, 3, rank_emulated, 0, MEM_ALLOCATE, 0)
 
-Test(stream, emulated_atomics_from_two_streams_direct_off_2_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {0, MEM_ALLOCATE, 1};
-    run_setup(2, rank_emulated, &s);
-}
+SETUP_TEST(emulated_atomics_from_two_streams_direct_off_2_ranks, 2, rank_emulated, 0, MEM_ALLOCATE, 1)
 
-Test(stream, emulated_atomics_from_two_streams_created_2_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {0, MEM_MALLOC, 0};
-    run_setup(2, rank_emulated, &s);
-}
+SETUP_TEST(emulated_atomics_from_two_streams_created_2_ranks, 2, rank_emulated, 0, MEM_MALLOC, 0)
 
-Test(stream, tcp_emulated_atomics_from_two_streams_3_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {1, MEM_ALLOCATE, 0};
-    run_setup(3, rank_emulated, &s);
-}
+SETUP_TEST(tcp_emulated_atomics_from_two_streams_3_ranks, 3, rank_emulated, 1, MEM_ALLOCATE, 0)
 
 /* ---------------------------------------------------------------- per-rank sizes */
 /* Every rank's part has its own size (64 * (rank + 1)): a bound handle reports each and checks
@@ -2862,17 +2690,9 @@ static int rank_sizes(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(stream, bound_handle_sizes_per_rank_3_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {0, MEM_ALLOCATE, 0};
-    run_setup(3, rank_sizes, &s);
-}
+SETUP_TEST(bound_handle_sizes_per_rank_3_ranks, 3, rank_sizes, 0, MEM_ALLOCATE, 0)
 
-Test(stream, tcp_bound_handle_sizes_per_rank_created_3_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {1, MEM_MALLOC, 0};
-    run_setup(3, rank_sizes, &s);
-}
+SETUP_TEST(tcp_bound_handle_sizes_per_rank_created_3_ranks, 3, rank_sizes, 1, MEM_MALLOC, 0)
 
 /* ---------------------------------------------------------------- large transfers at once */
 /* Two threads on their own streams and the main thread on the context each put a large block
@@ -2955,11 +2775,7 @@ static int rank_large(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-Test(stream, tcp_large_transfers_from_two_streams_and_the_context_3_ranks, .timeout = RMX_T(60))
-{
-    static const setup_t s = {1, MEM_ALLOCATE, 0};
-    run_setup(3, rank_large, &s);
-}
+SETUP_TEST(tcp_large_transfers_from_two_streams_and_the_context_3_ranks, 3, rank_large, 1, MEM_ALLOCATE, 0)
 
 Test(stream, tcp_large_transfers_from_two_streams_and_the_context_created_2_ranks,
      .timeout = RMX_T(60))
