@@ -1610,6 +1610,8 @@ static int rank_stream_beside_blocked_get(const rmx_config_t *cfg0, void *arg)
     static const setup_t su = {1, MEM_ALLOCATE, 0};
     rmx_config_t cfg = *cfg0;
     cfg.progress = RMX_PROGRESS_NONE;
+    cfg.peer_timeout_s = HOLD_S + 10; /* the context's get must outlast rank 1's absence (valgrind
+                                       * scales HOLD_S to 36 s) */
     rmx_ctx_t *ctx = open_ctx(&cfg, &su, RMX_THREAD_MULTIPLE);
     int me = rmx_rank(ctx);
     xwin_t w = open_win(ctx, MEM_ALLOCATE, 4096);
