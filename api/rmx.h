@@ -554,8 +554,12 @@ typedef struct rmx_request rmx_request_t;
 /* rmx_get, nonblocking: dst holds the data once the request has completed. */
 RMX_API int rmx_iget(rmx_win_t *win, void *dst, size_t len, int target, size_t disp,
                      rmx_request_t **req);
-/* rmx_get_sub, nonblocking.  A section that is one contiguous run on both sides is left in
- * flight as rmx_iget's; today any other section is read before the call returns (as
+/* rmx_get_sub, nonblocking.  Left in flight: a section that is one contiguous run on both
+ * sides (as rmx_iget's), and, to a peer reached over rmx's active messages (tcp), a section
+ * whose runs are at most 8 KiB: its runs travel as packed gets (32 KiB answers), the last four
+ * in flight (a larger section completes its earlier ones inside the call), and the answers are
+ * scattered into dst by rmx_test / rmx_wait (or a flush, a segment end) once all have come.
+ * Any other section (through UCP RMA, longer runs) is read before the call returns (as
  * rmx_get_sub, which keeps up to 64 gets of one section in flight) and the request comes back
  * complete. */
 RMX_API int rmx_iget_sub(rmx_win_t *win, void *dst, const rmx_sub_t *local, int target,

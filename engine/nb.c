@@ -12,9 +12,11 @@
  * rmx's active messages, am_rma.c) and a put larger than coalesce_max over UCP RMA (its source
  * is read until the UCP request completes).  Everything else completes inside the issuing call:
  * copies to and from this rank and mapped peers, small puts (staged: the source is copied),
- * puts over active messages (rmx_am_put returns once the chunks left), and today sections of
- * more than one run (rmx_get_sub) and the fetching atomics that are not one native UCP atomic (through the
- * blocking calls).
+ * puts over active messages (rmx_am_put returns once the chunks left), sections of more than
+ * one run over UCP RMA or with runs longer than a packed one (rmx_get_sub), and the fetching
+ * atomics that are not one native UCP atomic (through the blocking calls).  A section to a peer
+ * over active messages goes as packed gets (subarray.h rmx_sub_getv_t), scattered when they
+ * have all been answered.
  *
  * A fetching atomic in flight (rmx_irmw/rmx_irmw2: one element, native op, no lock, to a peer
  * not mapped here) is tracked as a get that also writes its bytes: later puts and atomics of
@@ -50,6 +52,7 @@ typedef enum {
     NB_GET_UCP,     /* ucp_get_nbx in flight: in place, or into `land` */
     NB_GET_AM,      /* rmx_am_get_start's token */
     NB_PUT_UCP,     /* ucp_put_nbx in flight, reading the caller's source */
+    NB_GET_SUB,     /* a section's packed gets (subarray.h rmx_sub_getv_t) */
 } nb_kind_t;
 
 struct rmx_request {
@@ -66,6 +69,7 @@ struct rmx_request {
     void *dst;
     int in_place;
     int updates;                /* a fetching atomic: it also writes [lo, hi) */
+    rmx_sub_getv_t *getv;       /* NB_GET_SUB's */
     unsigned char *land;        /* kept for reuse with the request; NULL once abandoned */
     size_t land_cap;
     struct rmx_request *prev, *next;
@@ -160,6 +164,9 @@ static void req_finish(rmx_request_t *r, int rc)
     r->rc = rc;
     r->ucp = NULL;
     r->token = 0;
+    if (r->getv != NULL)
+        rmx_sub_getv_free(r->getv);
+    r->getv = NULL;
     r->win = NULL; /* the window may go; the request stays valid */
     done_push(nb, r);
 }
@@ -183,8 +190,9 @@ static void req_poll(rmx_request_t *r)
 {
     if (r->done)
         return;
-    if (r->kind == NB_GET_AM) {
-        int rc = rmx_am_test(&r->ctx->ucx, r->token);
+    if (r->kind == NB_GET_AM || r->kind == NB_GET_SUB) {
+        int rc = r->kind == NB_GET_AM ? rmx_am_test(&r->ctx->ucx, r->token)
+                                      : rmx_sub_getv_test(r->getv);
         if (rc != 1)
             req_finish(r, rc);
         return;
@@ -226,6 +234,10 @@ static void req_wait(rmx_request_t *r)
     rmx_ucx_t *u = &r->ctx->ucx;
     if (r->kind == NB_GET_AM) {
         req_finish(r, rmx_am_wait(u, r->token));
+        return;
+    }
+    if (r->kind == NB_GET_SUB) {
+        req_finish(r, rmx_sub_getv_wait(r->getv));
         return;
     }
     ucs_status_ptr_t req = r->ucp;
@@ -300,6 +312,8 @@ void rmx_nb_destroy(rmx_tracker_t *t)
             rmx_ucx_abandon_req(&r->ctx->ucx, r->ucp);
         if (r->token != 0)
             rmx_am_abandon(&r->ctx->ucx, r->token);
+        if (r->getv != NULL)
+            rmx_sub_getv_free(r->getv); /* gives up its packed gets */
         rmx_ucx_abandon_mem(&r->ctx->ucx, r->land);
         r->land = NULL;
         free(r);
@@ -447,10 +461,40 @@ int rmx_iget_sub(rmx_win_t *win, void *dst, const rmx_sub_t *local, int target, 
         rmx_check_target(win, target, disp, R.hi) == RMX_OK)
         return iget_checked(win, (unsigned char *)dst + L.base, L.run_bytes, target,
                             disp + R.base, req);
-    rmx_request_t *r = req_new(win->ctx);
+    /* Sections to a peer reached over rmx's active messages (tcp): packed gets left in flight
+     * (subarray.h rmx_sub_getv_t) when every check passes here; any other case, bad input
+     * included, is read now by rmx_get_sub. */
+    rmx_ctx_t *ctx = win->ctx;
+    rmx_request_t *r = req_new(ctx);
     if (r == NULL)
         return RMX_ERR_NOMEM;
-    return completed(win->ctx, rmx_get_sub(win, dst, local, target, disp, remote), r, req);
+    if (local != NULL && remote != NULL && dst != NULL && rmx_sub_layout(local, &L) == RMX_OK &&
+        rmx_sub_layout(remote, &R) == RMX_OK && rmx_sub_match(&L, &R) == RMX_OK &&
+        L.nelem > 0 && target != ctx->rank && rmx_check_target(win, target, disp, R.hi) == RMX_OK &&
+        win->remote[target].direct == NULL && rmx_am(ctx, target) != NULL &&
+        rmx_ep(ctx, target) != NULL) {
+        int rc2 = rmx_tracker_access(win, target, disp + R.lo, R.hi - R.lo);
+        if (rc2 == RMX_OK)
+            rc2 = rmx_transfer_done(ctx, target,
+                                    rmx_sub_getv_start(win, dst, &L, &R, target, disp, &r->getv));
+        if (rc2 != RMX_OK) {
+            req_free(&ctx->tracker->nb, r);
+            return rc2;
+        }
+        if (r->getv != NULL) {
+            r->kind = NB_GET_SUB;
+            r->win = win;
+            r->target = target;
+            r->lo = disp + R.lo;
+            r->hi = disp + R.hi;
+            r->dst = dst;
+            req_outstanding(ctx, r);
+            ctx->stats.nb_requests++;
+            *req = r;
+            return RMX_OK;
+        }
+    }
+    return completed(ctx, rmx_get_sub(win, dst, local, target, disp, remote), r, req);
 }
 
 /* One native fetching atomic left in flight (rmx_amo_plan_t), after the same flow-dependency

@@ -173,4 +173,19 @@ static inline int rmx_sub_walk_run_is_one_piece(const rmx_sub_walk_t *w, size_t 
     return w->loc_left >= w->rem_left;
 }
 
+/* ---- subarray_rma.c: a section's gets left in flight (rmx_iget_sub, engine/nb.c).  Where rmx's
+ * active messages reach the target (tcp) and no remote run is longer than a packed one, the
+ * section goes out as packed gets (the last ones in flight; earlier ones complete inside the
+ * call when there are many) and *out holds them; otherwise *out is NULL and nothing was sent.
+ * The answers are scattered into dst only inside rmx_sub_getv_test (once every one has come:
+ * RMX_OK or the first error; 1 while some has not) and rmx_sub_getv_wait (at most timeout_s a
+ * get); rmx_sub_getv_free gives up what is still in flight (its answers are dropped) and frees.
+ * win's checks, the flow-dependency check and dst's are the caller's. */
+typedef struct rmx_sub_getv rmx_sub_getv_t;
+int rmx_sub_getv_start(rmx_win_t *win, void *dst, const rmx_sub_layout_t *L,
+                       const rmx_sub_layout_t *R, int target, size_t disp, rmx_sub_getv_t **out);
+int rmx_sub_getv_test(rmx_sub_getv_t *v);
+int rmx_sub_getv_wait(rmx_sub_getv_t *v);
+void rmx_sub_getv_free(rmx_sub_getv_t *v);
+
 #endif

@@ -652,6 +652,8 @@ typedef struct get_packs {
     rmx_sub_walk_t at[PACKS_IN_FLIGHT];     /* the walk's packs: the walk at the first run */
     size_t first[PACKS_IN_FLIGHT];          /* a progression's: the index of the first run */
     unsigned char *answer[PACKS_IN_FLIGHT]; /* [RMX_AM_PACK_MAX] each, allocated at first use */
+    int ended[PACKS_IN_FLIGHT];             /* answered or failed (packs_test), with rcs[i] */
+    int rcs[PACKS_IN_FLIGHT];
     rmx_sub_walk_t start;   /* the walk at the first run of the pack being built */
     size_t start_run;       /* a progression's: the index of that run */
     int prog;               /* a progression (progression()): the local runs are `lrun` bytes
@@ -678,18 +680,19 @@ static void scatter(unsigned char *to, rmx_sub_walk_t *w, size_t bytes, const un
     }
 }
 
-/* Wait for every packed get in flight and scatter the answers; after a failure the rest are
- * given up (their answers dropped). */
+/* Wait for every packed get in flight (those packs_test saw end need no wait) and scatter the
+ * answers; after a failure the rest are given up (their answers dropped). */
 static int packs_complete(get_packs_t *g)
 {
     rmx_ucx_t *u = &g->p.win->ctx->ucx;
     int rc = RMX_OK;
     for (int i = 0; i < g->n; i++) {
         if (rc != RMX_OK) {
-            rmx_am_abandon(u, g->token[i]);
+            if (!g->ended[i])
+                rmx_am_abandon(u, g->token[i]);
             continue;
         }
-        if ((rc = rmx_am_wait(u, g->token[i])) != RMX_OK)
+        if ((rc = g->ended[i] ? g->rcs[i] : rmx_am_wait(u, g->token[i])) != RMX_OK)
             continue;
         if (!g->prog) {
             scatter(g->to, &g->at[i], g->bytes[i], g->answer[i]);
@@ -700,7 +703,27 @@ static int packs_complete(get_packs_t *g)
             memcpy(to, g->answer[i] + at, g->lrun);
     }
     g->n = 0;
+    memset(g->ended, 0, sizeof(g->ended));
     return rc;
+}
+
+/* Without waiting: 1 while some packed get is unanswered, else packs_complete's result. */
+static int packs_test(get_packs_t *g)
+{
+    rmx_ucx_t *u = &g->p.win->ctx->ucx;
+    int pending = 0;
+    for (int i = 0; i < g->n; i++) {
+        if (g->ended[i])
+            continue;
+        int rc = rmx_am_test(u, g->token[i]);
+        if (rc == 1) {
+            pending = 1;
+            continue;
+        }
+        g->ended[i] = 1;
+        g->rcs[i] = rc;
+    }
+    return pending ? 1 : packs_complete(g);
 }
 
 /* The run list packed so far goes out as one packed get. */
@@ -751,47 +774,118 @@ static int get_pack_add(get_packs_t *g, const rmx_sub_walk_t *w, size_t k, size_
     return RMX_OK;
 }
 
-static int get_sub_packed(get_batch_t *b, const rmx_remote_t *rem, unsigned char *to,
-                          const rmx_sub_layout_t *L, const rmx_sub_layout_t *R, size_t disp)
+static int packs_open(get_packs_t *g, rmx_win_t *win, int target, unsigned char *to)
 {
-    get_packs_t g;
-    g.to = to;
-    g.n = 0;
-    memset(g.answer, 0, sizeof(g.answer));
-    int rc = packer_open(&g.p, b->win, b->target);
-    if (rc != RMX_OK)
-        return rc;
+    memset(g, 0, sizeof(*g));
+    g->to = to;
+    return packer_open(&g->p, win, target);
+}
+
+/* Every run of the section into packed gets, the last ones left in flight; b NULL: no run is
+ * longer than PACK_RUN_MAX (else such a run goes the usual way, through b). */
+static int packs_issue(get_packs_t *g, get_batch_t *b, const rmx_remote_t *rem,
+                       const rmx_sub_layout_t *L, const rmx_sub_layout_t *R, size_t disp)
+{
+    int rc = RMX_OK;
     stage_t st;
     st.heap = NULL;
     st.cap = 0;
-    g.prog = progression(L, R, &g.lstep);
-    if (g.prog) {
-        g.lbase = to + L->base;
-        g.lrun = R->run_bytes;
+    g->prog = progression(L, R, &g->lstep);
+    if (g->prog) {
+        g->lbase = g->to + L->base;
+        g->lrun = R->run_bytes;
         size_t off = disp + R->base;
         for (size_t k = 0; rc == RMX_OK && k < R->nruns; k++, off += R->step[0])
-            rc = get_pack_add(&g, NULL, k, off, g.lrun);
+            rc = get_pack_add(g, NULL, k, off, g->lrun);
     } else {
         rmx_sub_walk_t w;
         rmx_sub_walk_init(&w, L, R);
         size_t roff, rlen;
         while (rc == RMX_OK && rmx_sub_walk_next_run(&w, &roff, &rlen)) {
             if (rlen > PACK_RUN_MAX) {
-                if ((rc = get_pack_flush(&g)) == RMX_OK)
-                    rc = get_run(b, rem, to, &w, rlen, disp + roff, &st);
+                if ((rc = get_pack_flush(g)) == RMX_OK)
+                    rc = b != NULL ? get_run(b, rem, g->to, &w, rlen, disp + roff, &st)
+                                   : RMX_ERR_TRANSPORT; /* the caller said none is */
             } else {
-                rc = get_pack_add(&g, &w, 0, disp + roff, rlen);
+                rc = get_pack_add(g, &w, 0, disp + roff, rlen);
             }
         }
     }
     if (rc == RMX_OK)
-        rc = get_pack_flush(&g);
-    int rc2 = packs_complete(&g), rc3 = batch_complete(b);
-    for (int i = 0; i < PACKS_IN_FLIGHT; i++)
-        free(g.answer[i]);
+        rc = get_pack_flush(g);
     free(st.heap);
-    free(g.p.pk);
+    return rc;
+}
+
+/* Give up what is still in flight (its answers are dropped), free the buffers. */
+static void packs_close(get_packs_t *g)
+{
+    for (int i = 0; i < g->n; i++)
+        if (!g->ended[i])
+            rmx_am_abandon(&g->p.win->ctx->ucx, g->token[i]);
+    g->n = 0;
+    for (int i = 0; i < PACKS_IN_FLIGHT; i++)
+        free(g->answer[i]);
+    free(g->p.pk);
+}
+
+static int get_sub_packed(get_batch_t *b, const rmx_remote_t *rem, unsigned char *to,
+                          const rmx_sub_layout_t *L, const rmx_sub_layout_t *R, size_t disp)
+{
+    get_packs_t g;
+    int rc = packs_open(&g, b->win, b->target, to);
+    if (rc == RMX_OK)
+        rc = packs_issue(&g, b, rem, L, R, disp);
+    int rc2 = rc == RMX_OK ? packs_complete(&g) : RMX_OK, rc3 = batch_complete(b);
+    packs_close(&g);
     return rc != RMX_OK ? rc : rc2 != RMX_OK ? rc2 : rc3;
+}
+
+/* A section's packed gets left in flight (rmx_iget_sub, engine/nb.c): the layouts its walks
+ * point into live here. */
+struct rmx_sub_getv {
+    get_packs_t g;
+    rmx_sub_layout_t L, R;
+};
+
+int rmx_sub_getv_start(rmx_win_t *win, void *dst, const rmx_sub_layout_t *L,
+                       const rmx_sub_layout_t *R, int target, size_t disp, rmx_sub_getv_t **out)
+{
+    *out = NULL;
+    rmx_ctx_t *ctx = win->ctx;
+    if (rmx_am(ctx, target) == NULL || rmx_sub_longest_run(R) > PACK_RUN_MAX)
+        return RMX_OK; /* not this way: the caller reads it now */
+    rmx_sub_getv_t *v = malloc(sizeof(*v));
+    if (v == NULL)
+        return RMX_ERR_NOMEM;
+    v->L = *L;
+    v->R = *R;
+    int rc = packs_open(&v->g, win, target, dst);
+    if (rc == RMX_OK)
+        rc = packs_issue(&v->g, NULL, &win->remote[target], &v->L, &v->R, disp);
+    if (rc != RMX_OK) {
+        rmx_sub_getv_free(v);
+        return rc;
+    }
+    ctx->stats.gets++;
+    *out = v;
+    return RMX_OK;
+}
+
+int rmx_sub_getv_test(rmx_sub_getv_t *v)
+{
+    return packs_test(&v->g);
+}
+
+int rmx_sub_getv_wait(rmx_sub_getv_t *v)
+{
+    return packs_complete(&v->g);
+}
+
+void rmx_sub_getv_free(rmx_sub_getv_t *v)
+{
+    packs_close(&v->g);
+    free(v);
 }
 
 int rmx_get_sub(rmx_win_t *win, void *dst, const rmx_sub_t *local, int target, size_t disp,

@@ -742,3 +742,161 @@ Test(nb, requests_from_two_threads_at_thread_multiple, .timeout = RMX_T(60))
     cfg.threads = RMX_THREAD_MULTIPLE;
     run_body(2, rank_threads, &cfg);
 }
+
+/* ---------------------------------------------------------------- strided gets in flight (tcp) */
+/* Over tcp a section of many short runs travels as packed gets, left in flight by rmx_iget_sub:
+ * rank 0 reads a column block of a 256 x 64 grid of int64 from ranks 1 and 2 (2 elements of
+ * every row: 256 runs) into a contiguous and into a strided local section, and a block of 2048
+ * runs (more packs than stay in flight), while rank 2 computes outside rmx for the first part
+ * (its progress agent serves it).  The calls return with the requests outstanding
+ * (stats.nb_requests), a put to bytes one of them reads waits for it (nb_write_waits) and the
+ * get sees the bytes before the put, and every element matches the model. */
+#define GRID_R 256
+#define GRID_C 64
+#define GRID_V(rank, i) ((int64_t)(rank) * 1000000 + (int64_t)(i))
+
+static int rank_strided_in_flight(const rmx_config_t *cfg0, void *arg)
+{
+    (void)arg;
+    setenv("UCX_TLS", "tcp,self", 1);
+    rmx_config_t cfg = *cfg0;
+    rmx_ctx_t *ctx;
+    RANK_OK(rmx_init(&cfg, &ctx));
+    int me = rmx_rank(ctx);
+    void *base;
+    rmx_win_t *win;
+    size_t grid = (size_t)GRID_R * GRID_C * 8;
+    RANK_OK(rmx_win_allocate(ctx, grid, &base, &win));
+    int64_t *w = base;
+    for (size_t i = 0; i < (size_t)GRID_R * GRID_C; i++)
+        w[i] = GRID_V(me, i);
+    RANK_OK(rmx_sync_all(ctx));
+    if (me == 2) {
+        busy_for(RMX_T(1.0)); /* computing outside rmx: the agent answers */
+    } else if (me == 0) {
+        /* columns 5 and 6 of every row, from 1 into a contiguous buffer, from 2 into every
+         * other element of a strided one */
+        size_t rd[2][4] = {{GRID_R, 0, GRID_R, 1}, {GRID_C, 5, 2, 1}};
+        size_t ld1[1][4] = {{2 * GRID_R, 0, 2 * GRID_R, 1}};
+        size_t ld2[1][4] = {{4 * GRID_R, 1, 2 * GRID_R, 2}};
+        rmx_sub_t R = make_sub(8, RMX_ORDER_C, 2, rd);
+        rmx_sub_t L1 = make_sub(8, RMX_ORDER_C, 1, ld1), L2 = make_sub(8, RMX_ORDER_C, 1, ld2);
+        int64_t *a = calloc(2 * GRID_R, 8), *b = malloc(4 * GRID_R * 8);
+        for (int i = 0; i < 4 * GRID_R; i++)
+            b[i] = -7;
+        rmx_stats_t s0, s1;
+        RANK_OK(rmx_stats(ctx, &s0));
+        rmx_request_t *reqs[3] = {NULL, NULL, NULL};
+        double t0 = now_s();
+        RANK_OK(rmx_iget_sub(win, a, &L1, 1, 0, &R, &reqs[0]));
+        RANK_OK(rmx_iget_sub(win, b, &L2, 2, 0, &R, &reqs[1]));
+        double issued = now_s() - t0;
+        RANK_OK(rmx_stats(ctx, &s1));
+        RANK_ASSERT(s1.nb_requests - s0.nb_requests == 2,
+                    "%llu of 2 strided igets left in flight",
+                    (unsigned long long)(s1.nb_requests - s0.nb_requests));
+        RANK_ASSERT(s1.packed_msgs > s0.packed_msgs, "no packed get was sent");
+        /* a put to row 3's column 5 at rank 1 waits for the get that reads it */
+        int64_t v = -1;
+        RANK_OK(rmx_put(win, &v, 8, 1, (3 * GRID_C + 5) * 8));
+        RANK_OK(rmx_stats(ctx, &s0));
+        RANK_ASSERT(s0.nb_write_waits - s1.nb_write_waits == 1, "the put waited for %llu gets",
+                    (unsigned long long)(s0.nb_write_waits - s1.nb_write_waits));
+        /* a section of 2048 runs of 8 B from rank 1: several packs, the last ones in flight */
+        size_t bd[2][4] = {{GRID_R, 0, GRID_R, 1}, {GRID_C, 0, 8, 8}};
+        size_t lbd[1][4] = {{8 * GRID_R, 0, 8 * GRID_R, 1}};
+        rmx_sub_t BR = make_sub(8, RMX_ORDER_C, 2, bd), BL = make_sub(8, RMX_ORDER_C, 1, lbd);
+        int64_t *c = calloc(8 * GRID_R, 8);
+        RANK_OK(rmx_iget_sub(win, c, &BL, 1, 0, &BR, &reqs[2]));
+        RANK_OK(rmx_wait_all(reqs, 3));
+        double took = now_s() - t0;
+        fprintf(stderr, "nb: strided igets over tcp: issued in %.1f us, all done in %.1f ms\n",
+                issued * 1e6, took * 1e3);
+        RANK_ASSERT(took < RMX_T(0.5), "the gets took %.3f s: rank 2 computing stalled them",
+                    took);
+        for (int r = 0; r < GRID_R; r++)
+            for (int k = 0; k < 2; k++) {
+                int64_t want = GRID_V(1, r * GRID_C + 5 + k);
+                RANK_ASSERT(a[2 * r + k] == want, "from 1, row %d col %d: %lld, wanted %lld", r,
+                            5 + k, (long long)a[2 * r + k], (long long)want);
+                want = GRID_V(2, r * GRID_C + 5 + k);
+                RANK_ASSERT(b[1 + 2 * (2 * r + k)] == want, "from 2, row %d col %d: %lld", r,
+                            5 + k, (long long)b[1 + 2 * (2 * r + k)]);
+                RANK_ASSERT(b[2 * (2 * r + k)] == -7, "from 2: a gap was written");
+            }
+        for (int r = 0; r < GRID_R; r++)
+            for (int k = 0; k < 8; k++) {
+                int64_t want = GRID_V(1, r * GRID_C + 8 * k); /* (row 3 col 5 is no column
+                                                                * of the block: 0, 8, ..) */
+                RANK_ASSERT(c[8 * r + k] == want, "block from 1, row %d col %d: %lld", r, 8 * k,
+                            (long long)c[8 * r + k]);
+            }
+        free(a);
+        free(b);
+        free(c);
+    }
+    RANK_OK(rmx_sync_all(ctx));
+    RANK_OK(rmx_win_free(&win));
+    RANK_OK(rmx_finalize(ctx));
+    return 0;
+}
+
+Test(nb, strided_igets_stay_in_flight_over_tcp_3_ranks, .timeout = RMX_T(60))
+{
+    run_ranks_cfg(3, rank_strided_in_flight, NULL, NULL, 45);
+}
+
+/* The same to a target that serves nothing (no agent, computing): the wait gives up after
+ * peer_timeout_s, and a late answer (once it serves again) never lands in the buffer. */
+static int rank_strided_times_out(const rmx_config_t *cfg0, void *arg)
+{
+    (void)arg;
+    setenv("UCX_TLS", "tcp,self", 1);
+    rmx_config_t cfg = *cfg0;
+    cfg.progress = RMX_PROGRESS_NONE;
+    cfg.peer_timeout_s = 0.5;
+    rmx_ctx_t *ctx;
+    RANK_OK(rmx_init(&cfg, &ctx));
+    int me = rmx_rank(ctx);
+    void *base;
+    rmx_win_t *win;
+    RANK_OK(rmx_win_allocate(ctx, (size_t)GRID_R * GRID_C * 8, &base, &win));
+    RANK_OK(rmx_sync_all(ctx));
+    if (me == 1) {
+        busy_for(2.5);
+    } else {
+        busy_for(0.3); /* the target has left sync_all */
+        size_t rd[2][4] = {{GRID_R, 0, GRID_R, 1}, {GRID_C, 5, 2, 1}};
+        size_t ld[1][4] = {{2 * GRID_R, 0, 2 * GRID_R, 1}};
+        rmx_sub_t R = make_sub(8, RMX_ORDER_C, 2, rd), L = make_sub(8, RMX_ORDER_C, 1, ld);
+        int64_t dst[2 * GRID_R];
+        for (int i = 0; i < 2 * GRID_R; i++)
+            dst[i] = -7;
+        rmx_request_t *r;
+        RANK_OK(rmx_iget_sub(win, dst, &L, 1, 0, &R, &r));
+        int done = 0;
+        RANK_OK(rmx_test(&r, &done));
+        RANK_ASSERT(!done, "the section was read from a target that serves nothing");
+        int rc = rmx_wait(&r);
+        RANK_ASSERT(rc == RMX_ERR_TIMEOUT || rc == RMX_ERR_PEER, "rmx_wait: %s",
+                    rmx_strerror(rc));
+        double end = now_s() + 3; /* the target serves again: late answers must not land */
+        while (now_s() < end)
+            RANK_OK(rmx_progress(ctx));
+        for (int i = 0; i < 2 * GRID_R; i++)
+            RANK_ASSERT(dst[i] == -7, "element %d written after the wait gave up: %lld", i,
+                        (long long)dst[i]);
+    }
+    int rc = rmx_sync_all(ctx);
+    RANK_ASSERT(rc == RMX_OK || rc == RMX_ERR_PEER || rc == RMX_ERR_COLLECTIVE, "sync_all: %s",
+                rmx_strerror(rc));
+    (void)rmx_win_free(&win);
+    (void)rmx_finalize(ctx);
+    return 0;
+}
+
+Test(nb, a_strided_iget_to_a_busy_target_times_out_and_writes_nothing_later,
+     .timeout = RMX_T(60))
+{
+    run_ranks_cfg(2, rank_strided_times_out, NULL, NULL, 45);
+}
