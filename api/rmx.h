@@ -661,7 +661,12 @@ RMX_API int rmx_flush_local(rmx_win_t *win, int target);
  *    RMX_ERR_PEER, and so do rmx_stream_flush, rmx_stream_free and the unbinding rmx_win_free
  *    when operations to a failed peer were outstanding (the stream, the unbinding, are done
  *    anyway).  A stream created after a rank failed (or whose endpoint to a rank cannot be
- *    made) reaches every other rank, and that one never (RMX_ERR_PEER).
+ *    made) reaches every other rank, and that one never (RMX_ERR_PEER).  Known limit (UCX before
+ *    1.14, e.g. Debian's 1.13.1): over tcp, a rank that dies while another rank is creating a
+ *    stream (its endpoints' connection handshake under way) can abort that rank inside UCX (an
+ *    assertion removed upstream by openucx/ucx#8175); rmx_stream_create completes every
+ *    handshake before it returns, so only deaths during creation itself are exposed: create
+ *    streams at a thread's start, not per message.
  *  - Errors: a stream handle that is none (or freed) is RMX_ERR_ARG; a window of another
  *    context, or one bound to this stream already, RMX_ERR_ARG; a bound handle given to
  *    rmx_win_bind, RMX_ERR_WIN.  rmx_stream_create and rmx_win_bind set their output to NULL

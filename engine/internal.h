@@ -496,7 +496,8 @@ void rmx_xchg_area_check(rmx_ctx_t *ctx);
  * (or len too long, or no area): the window maps its own. */
 int rmx_xchg_lock_take(rmx_ctx_t *ctx, size_t len, uint64_t **region);
 /* Give it back; never (orphan) when peers may still reach it (a free that did not agree). */
-void rmx_xchg_lock_give(rmx_ctx_t *ctx, int slot, int peers_may_still_access);/* rmx_exchange_regions' contract, for a context that is up: one allgather over rmx's own
+void rmx_xchg_lock_give(rmx_ctx_t *ctx, int slot, int peers_may_still_access);
+/* rmx_exchange_regions' contract, for a context that is up: one allgather over rmx's own
  * endpoints through the exchange area, then one UCP barrier that agrees (every rank could
  * unpack every rkey).  A dead or stopped rank ends it with RMX_ERR_PEER / RMX_ERR_STOPPED on
  * every other rank, never a hang.  A blob that does not fit its slot sends every rank through

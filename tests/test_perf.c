@@ -819,25 +819,32 @@ Test(perf, sigterm_to_the_launcher_prints_the_rows_so_far, .timeout = RMX_T(120)
     interrupt_run(SIGTERM, 0); /* kill PID: the launcher alone gets it */
 }
 
-/* --threads N (issue 18): rank 0's N threads share one context (RMX_THREAD_MULTIPLE): put_rate
- * is their total rate, fadd each one's latency; rmx only; other tests are refused. */
+/* --threads N (issue 18): rank 0's N threads, each on a stream of its own (--shared-context: on
+ * the one context, RMX_THREAD_MULTIPLE): put_rate is their total rate, fadd each one's latency;
+ * rmx only; other tests are refused. */
 static double rmx_only_value(const char *csv, const char *row)
 {
     const char *p = strstr(csv, row);
     return p != NULL ? strtod(p + strlen(row), NULL) : NAN;
 }
 
-Test(perf, threads_share_one_context)
+Test(perf, threads_on_streams_and_on_one_context)
 {
-    run_out_t r = run_perf(QUICK " --threads 3 --sizes 8 --csv");
-    cr_assert_eq(r.status, 0, "rmx_perf exited %d; stderr:\n%s\nstdout:\n%s", r.status, r.err,
-                 r.out);
-    cr_expect(strstr(r.out, "\ntest,size,unit,rmx\n") != NULL, "not rmx only:\n%s", r.out);
-    double rate = rmx_only_value(r.out, "\nput_rate,8,Mop/s,");
-    double fadd = rmx_only_value(r.out, "\nfadd,8,us,");
-    cr_expect(rate > 0 && isfinite(rate), "put_rate %g:\n%s", rate, r.out);
-    cr_expect(fadd > 0 && isfinite(fadd), "fadd %g:\n%s", fadd, r.out);
-    free(r.out);
+    static const char *const modes[] = {" --threads 3", " --threads 2 --shared-context"};
+    run_out_t r;
+    for (int m = 0; m < 2; m++) {
+        char cmd[256];
+        snprintf(cmd, sizeof(cmd), "%s%s --sizes 8 --csv", QUICK, modes[m]);
+        r = run_perf(cmd);
+        cr_assert_eq(r.status, 0, "%s: rmx_perf exited %d; stderr:\n%s\nstdout:\n%s", modes[m],
+                     r.status, r.err, r.out);
+        cr_expect(strstr(r.out, "\ntest,size,unit,rmx\n") != NULL, "not rmx only:\n%s", r.out);
+        double rate = rmx_only_value(r.out, "\nput_rate,8,Mop/s,");
+        double fadd = rmx_only_value(r.out, "\nfadd,8,us,");
+        cr_expect(rate > 0 && isfinite(rate), "%s: put_rate %g:\n%s", modes[m], rate, r.out);
+        cr_expect(fadd > 0 && isfinite(fadd), "%s: fadd %g:\n%s", modes[m], fadd, r.out);
+        free(r.out);
+    }
     r = run_perf(QUICK " --threads 2 --test get_lat");
     cr_expect_eq(r.status, 2, "--threads with get_lat: exit %d", r.status);
     cr_expect(strstr(r.err, "--threads") != NULL, "%s", r.err);

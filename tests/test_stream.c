@@ -38,6 +38,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <ucp/api/ucp.h>
 #include "harness.h"
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/lsan_interface.h>
@@ -295,7 +296,8 @@ SETUP_TEST(tcp_two_threads_disjoint_halves_allocate_3_ranks, 3, rank_halves, 1, 
 
 SETUP_TEST(tcp_two_threads_disjoint_halves_created_malloc_2_ranks, 2, rank_halves, 1, MEM_MALLOC, 0)
 
-SETUP_TEST(tcp_two_threads_disjoint_halves_created_aligned_3_ranks, 3, rank_halves, 1, MEM_ALIGNED, 0)
+SETUP_TEST(tcp_two_threads_disjoint_halves_created_aligned_3_ranks, 3, rank_halves,
+           1, MEM_ALIGNED, 0)
 
 /* ---------------------------------------------------------------- 3: flow inside a stream */
 /* Each of two threads works on its own region of the right neighbour's window through its
@@ -618,9 +620,11 @@ static int rank_ordered_by_completion(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-SETUP_TEST(streams_ordered_by_completion_direct_off_2_ranks, 2, rank_ordered_by_completion, 0, MEM_ALLOCATE, 1)
+SETUP_TEST(streams_ordered_by_completion_direct_off_2_ranks, 2, rank_ordered_by_completion,
+           0, MEM_ALLOCATE, 1)
 
-SETUP_TEST(tcp_streams_ordered_by_completion_2_ranks, 2, rank_ordered_by_completion, 1, MEM_ALLOCATE, 0)
+SETUP_TEST(tcp_streams_ordered_by_completion_2_ranks, 2, rank_ordered_by_completion,
+           1, MEM_ALLOCATE, 0)
 
 /* ---------------------------------------------------------------- 4: flush, then a flag */
 /* A thread of rank 0 (not the one that called rmx_init) owns a stream with the data window and
@@ -757,11 +761,14 @@ static int rank_flush_then_flag(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-SETUP_TEST(flush_of_bound_handle_completes_at_target_3_ranks, 3, rank_flush_then_flag, 0, MEM_ALLOCATE, 1)
+SETUP_TEST(flush_of_bound_handle_completes_at_target_3_ranks, 3, rank_flush_then_flag,
+           0, MEM_ALLOCATE, 1)
 
-SETUP_TEST(tcp_flush_of_bound_handle_completes_at_target_3_ranks, 3, rank_flush_then_flag, 1, MEM_ALLOCATE, 0)
+SETUP_TEST(tcp_flush_of_bound_handle_completes_at_target_3_ranks, 3, rank_flush_then_flag,
+           1, MEM_ALLOCATE, 0)
 
-SETUP_TEST(flush_of_bound_handle_completes_at_target_created_3_ranks, 3, rank_flush_then_flag, 0, MEM_MALLOC, 0)
+SETUP_TEST(flush_of_bound_handle_completes_at_target_created_3_ranks, 3, rank_flush_then_flag,
+           0, MEM_MALLOC, 0)
 
 /* ---------------------------------------------------------------- 5: locks */
 /* Two threads of every rank, each on its own stream.  Thread t guards the counter at rank 0 of
@@ -1740,9 +1747,11 @@ static int rank_stream_first(const rmx_config_t *cfg, void *arg)
 
 SETUP_TEST(stream_made_before_its_windows_2_ranks, 2, rank_stream_first, 0, MEM_ALLOCATE, 0)
 
-SETUP_TEST(stream_made_before_its_windows_direct_off_3_ranks, 3, rank_stream_first, 0, MEM_ALLOCATE, 1)
+SETUP_TEST(stream_made_before_its_windows_direct_off_3_ranks, 3, rank_stream_first,
+           0, MEM_ALLOCATE, 1)
 
-SETUP_TEST(tcp_stream_made_before_its_windows_created_3_ranks, 3, rank_stream_first, 1, MEM_MALLOC, 0)
+SETUP_TEST(tcp_stream_made_before_its_windows_created_3_ranks, 3, rank_stream_first,
+           1, MEM_MALLOC, 0)
 
 /* Streams come and go: 40 created, bound, used and freed in turn (each free completes its
  * put); then 8 alive at once in one thread, interleaved.  The process's file descriptors do
@@ -1869,7 +1878,8 @@ static int rank_forms(const rmx_config_t *cfg, void *arg)
     RANK_OK(rmx_win_bind(w.win, s, &b));
     /* get_sub: every other element of peer's first 32 */
     int64_t got[16];
-    size_t ld[1][4] = {{16, 0, 16, 1}}, rd[1][4] = {{SUB_N, 0, 16, 2}}, cd[1][4] = {{SUB_N, 8, 16, 1}};
+    size_t ld[1][4] = {{16, 0, 16, 1}}, rd[1][4] = {{SUB_N, 0, 16, 2}},
+           cd[1][4] = {{SUB_N, 8, 16, 1}};
     rmx_sub_t L = make_sub(8, RMX_ORDER_C, 1, ld), R = make_sub(8, RMX_ORDER_C, 1, rd),
               C = make_sub(8, RMX_ORDER_C, 1, cd);
     RANK_OK(rmx_get_sub(b, got, &L, peer, 0, &R));
@@ -2031,9 +2041,11 @@ static int rank_beside_collectives(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-SETUP_TEST(stream_traffic_beside_window_collectives_3_ranks, 3, rank_beside_collectives, 0, MEM_ALLOCATE, 1)
+SETUP_TEST(stream_traffic_beside_window_collectives_3_ranks, 3, rank_beside_collectives,
+           0, MEM_ALLOCATE, 1)
 
-SETUP_TEST(tcp_stream_traffic_beside_window_collectives_2_ranks, 2, rank_beside_collectives, 1, MEM_ALLOCATE, 0)
+SETUP_TEST(tcp_stream_traffic_beside_window_collectives_2_ranks, 2, rank_beside_collectives,
+           1, MEM_ALLOCATE, 0)
 
 /* ---------------------------------------------------------------- failures */
 /* Over tcp rank 2 is killed; rank 0's stream then gets RMX_ERR_PEER from its calls to rank 2
@@ -2163,6 +2175,25 @@ Test(stream, tcp_stream_get_to_a_stopped_target_times_out_and_writes_nothing_lat
     run_ranks_cfg(2, rank_stream_timeout, NULL, NULL, 45);
 }
 
+/* UCX before 1.14 (Debian's 1.13.1) aborts a process whose peer dies while a connection
+ * handshake's reply to it is still queued (an assertion in ucp_request_send_state_ff, removed
+ * upstream by openucx/ucx#8175): over tcp a rank that dies while another creates a stream (whose
+ * endpoints wire up then) can take that one down (rmx.h, streams).  The scenarios that kill a
+ * rank in the middle of other ranks' stream creation run only where UCX has the fix; each
+ * skip says so.  (Measured on 1.13.1: 1 abort in 12 to 20 runs of each.) */
+static void skip_unless_ucx_survives_wireup_deaths(void)
+{
+    unsigned major, minor, release;
+    ucp_get_version(&major, &minor, &release);
+    if (major > 1 || (major == 1 && minor >= 14))
+        return;
+    fprintf(stderr, "stream: skipped: UCX %u.%u.%u aborts a survivor when a peer dies during a "
+            "stream's connection handshake over tcp (openucx/ucx#8175, fixed in 1.14)\n", major,
+            minor, release);
+    cr_skip_test("UCX %u.%u.%u: a peer's death during a tcp handshake aborts the survivor "
+                 "(openucx/ucx#8175)", major, minor, release);
+}
+
 /* Over tcp rank 2 is killed while rank 0 keeps creating streams, putting to rank 1 through
  * them and freeing them.  Rank 0 must survive (no abort inside UCX), its streams' calls to
  * rank 1 must go on working, and a call that cannot be served because of the death reports
@@ -2238,6 +2269,7 @@ static int rank_peer_dies_during_creation(const rmx_config_t *cfg0, void *arg)
 
 Test(stream, tcp_peer_death_while_streams_are_created_3_ranks, .timeout = RMX_T(60))
 {
+    skip_unless_ucx_survives_wireup_deaths();
     static const setup_t su = {1, MEM_ALLOCATE, 0};
     int status[3];
     int rc = rmx_fork_run(3, rank_peer_dies_during_creation, (void *)&su, NULL, RMX_T(40),
@@ -2312,6 +2344,7 @@ static int rank_exit_while_all_cycle(const rmx_config_t *cfg0, void *arg)
 
 Test(stream, tcp_rank_leaves_while_every_rank_cycles_streams_3_ranks, .timeout = RMX_T(60))
 {
+    skip_unless_ucx_survives_wireup_deaths();
     int status[3];
     (void)rmx_fork_run(3, rank_exit_while_all_cycle, NULL, NULL, RMX_T(40), status);
     cr_expect_eq(status[0], 0, "rank 0 exited with %d", status[0]);
@@ -2405,11 +2438,14 @@ static int rank_overlap(const rmx_config_t *cfg, void *arg)
     return rank_two_thread_body(cfg, arg, 2 * OV_REGION, overlap_worker);
 }
 
-SETUP_TEST(overlapping_puts_and_igets_on_two_streams_direct_off_2_ranks, 2, rank_overlap, 0, MEM_ALLOCATE, 1)
+SETUP_TEST(overlapping_puts_and_igets_on_two_streams_direct_off_2_ranks, 2, rank_overlap,
+           0, MEM_ALLOCATE, 1)
 
-SETUP_TEST(tcp_overlapping_puts_and_igets_on_two_streams_3_ranks, 3, rank_overlap, 1, MEM_ALLOCATE, 0)
+SETUP_TEST(tcp_overlapping_puts_and_igets_on_two_streams_3_ranks, 3, rank_overlap,
+           1, MEM_ALLOCATE, 0)
 
-SETUP_TEST(overlapping_puts_and_igets_on_two_streams_created_2_ranks, 2, rank_overlap, 0, MEM_MALLOC, 0)
+SETUP_TEST(overlapping_puts_and_igets_on_two_streams_created_2_ranks, 2, rank_overlap,
+           0, MEM_MALLOC, 0)
 
 /* ---------------------------------------------------------------- the lock is the rank's */
 /* Thread A locks (window, rank 0) through its stream; thread B of the same rank, through its
@@ -2647,7 +2683,8 @@ static int rank_emulated(const rmx_config_t *cfg, void *arg)
 
 SETUP_TEST(emulated_atomics_from_two_streams_3_ranks, 3, rank_emulated, 0, MEM_ALLOCATE, 0)
 
-SETUP_TEST(emulated_atomics_from_two_streams_direct_off_2_ranks, 2, rank_emulated, 0, MEM_ALLOCATE, 1)
+SETUP_TEST(emulated_atomics_from_two_streams_direct_off_2_ranks, 2, rank_emulated,
+           0, MEM_ALLOCATE, 1)
 
 SETUP_TEST(emulated_atomics_from_two_streams_created_2_ranks, 2, rank_emulated, 0, MEM_MALLOC, 0)
 
@@ -2777,7 +2814,8 @@ static int rank_large(const rmx_config_t *cfg, void *arg)
     return 0;
 }
 
-SETUP_TEST(tcp_large_transfers_from_two_streams_and_the_context_3_ranks, 3, rank_large, 1, MEM_ALLOCATE, 0)
+SETUP_TEST(tcp_large_transfers_from_two_streams_and_the_context_3_ranks, 3, rank_large,
+           1, MEM_ALLOCATE, 0)
 
 Test(stream, tcp_large_transfers_from_two_streams_and_the_context_created_2_ranks,
      .timeout = RMX_T(60))
