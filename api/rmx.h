@@ -622,9 +622,10 @@ RMX_API int rmx_flush_local(rmx_win_t *win, int target);
  *  - A stream belongs to the thread that created it: only that thread may use it, its bound
  *    windows and its requests (any other thread: RMX_ERR_THREAD).  Created and freed locally,
  *    on a context of any thread level (at RMX_THREAD_SINGLE only the owner thread can create
- *    one; it then only separates completion).  Creating one costs a UCP worker and an endpoint
- *    per rank, each wired up before the call returns: milliseconds, not a per-operation
- *    object (make streams at a thread's start, not per message).
+ *    one; it then only separates completion).  The first streams cost a UCP worker and an
+ *    endpoint per rank each, wired up before the call returns (milliseconds); a freed stream's
+ *    worker and endpoints are kept for the next rmx_stream_create (microseconds), until
+ *    rmx_finalize.
  *  - rmx_win_bind gives a window handle bound to a stream: the same window (memory, ranks'
  *    parts, direct mappings, lock words) reached through the stream's endpoints.  Every call
  *    that takes a window takes a bound handle: rmx_put, rmx_get, the sections, rmx_rmw and
@@ -665,8 +666,8 @@ RMX_API int rmx_flush_local(rmx_win_t *win, int target);
  *    1.14, e.g. Debian's 1.13.1): over tcp, a rank that dies while another rank is creating a
  *    stream (its endpoints' connection handshake under way) can abort that rank inside UCX (an
  *    assertion removed upstream by openucx/ucx#8175); rmx_stream_create completes every
- *    handshake before it returns, so only deaths during creation itself are exposed: create
- *    streams at a thread's start, not per message.
+ *    handshake before it returns and reuses freed streams' endpoints, so only deaths during the
+ *    creation of a new worker's endpoints are exposed.
  *  - Errors: a stream handle that is none (or freed) is RMX_ERR_ARG; a window of another
  *    context, or one bound to this stream already, RMX_ERR_ARG; a bound handle given to
  *    rmx_win_bind, RMX_ERR_WIN.  rmx_stream_create and rmx_win_bind set their output to NULL

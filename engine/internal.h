@@ -146,6 +146,7 @@ struct rmx_ctx {
      * them); a stream keeps the windows bound to it. */
     struct rmx_ctx *parent;
     struct rmx_ctx *streams;        /* parent: its streams */
+    struct rmx_ctx *stream_pool;    /* parent: freed streams kept for reuse, endpoints wired */
     struct rmx_ctx *next_stream;    /* a stream: the next of its parent's */
     struct rmx_win *bound;          /* a stream: windows bound to it (rmx_win_bind) */
     void *peer_addrs;               /* parent: every rank's service worker address */

@@ -17,6 +17,12 @@
  * The parent's lists (its streams, a window's count of bound handles) change only under the
  * parent's lock at RMX_THREAD_MULTIPLE: creation, free and binding take it like any call on the
  * context; none of it is on the data path.
+ *
+ * A freed stream's worker and endpoints are kept (the parent's stream_pool) and the next
+ * rmx_stream_create takes them: making a worker and wiring an endpoint to every rank costs
+ * milliseconds, and every handshake is a window in which a rank's death can abort its peer
+ * inside UCX 1.13 (rmx.h).  What belongs to a stream's life goes with it: bound handles,
+ * requests (the tracker is made anew), statistics, the owner thread.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -57,16 +63,46 @@ static void bound_release(rmx_win_t *bound)
     rmx_bury(bound, &bound->magic);
 }
 
-/* Everything of the stream after its operations: bound handles, tracker, endpoints, worker. */
-static void stream_release(rmx_ctx_t *s)
+/* What goes with a stream's life, after its operations: bound handles, the tracker (and every
+ * request), the section memo.  The worker and the endpoints stay (the pool). */
+static void stream_end_life(rmx_ctx_t *s)
 {
     while (s->bound != NULL)
         bound_release(s->bound);
     rmx_tracker_destroy(s);
     free(s->sub_memo);
     s->sub_memo = NULL;
+}
+
+/* Everything of the stream: its life, then endpoints and worker. */
+static void stream_release(rmx_ctx_t *s)
+{
+    stream_end_life(s);
     rmx_peers_close(s);
     rmx_ucx_close(&s->ucx);
+}
+
+/* A stream of the pool for this thread: a new life (tracker, stats, owner); NULL when the pool
+ * is empty or the tracker cannot be made.  Under the parent's lock. */
+static rmx_ctx_t *stream_from_pool(rmx_ctx_t *ctx)
+{
+    rmx_ctx_t *s = ctx->stream_pool;
+    if (s == NULL)
+        return NULL;
+    if (rmx_tracker_create(s) != RMX_OK)
+        return NULL;
+    ctx->stream_pool = s->next_stream;
+    memset(&s->stats, 0, sizeof(s->stats));
+    s->owner = pthread_self();
+    /* ranks that failed while it was kept: failed for it too (its worker was not progressed) */
+    for (int r = 0; r < s->size; r++)
+        if (ctx->peers[r].failed && !s->peers[r].failed) {
+            s->peers[r].failed = 1;
+            s->unreaped = 1;
+            if (s->peers[r].am != NULL)
+                rmx_am_peer_failed(&s->ucx, s->peers[r].am);
+        }
+    return s;
 }
 
 /* The stream's endpoints: to every rank's service worker, as the parent's.  Peers the parent
@@ -92,17 +128,9 @@ static int stream_connect(rmx_ctx_t *s, rmx_ctx_t *ctx)
     return rc;
 }
 
-int rmx_stream_create(rmx_ctx_t *ctx, rmx_stream_t **out)
+/* A stream made from nothing: worker, endpoints wired up to every rank, tracker. */
+static int stream_new(rmx_ctx_t *ctx, rmx_ctx_t **out)
 {
-    if (out != NULL)
-        *out = NULL;
-    int rc = rmx_ctx_check(ctx);
-    if (rc != RMX_OK)
-        return RMX_MT_RETRY(rc, ctx, rmx_stream_create(ctx, out));
-    if (out == NULL)
-        return RMX_ERR_ARG;
-    if (ctx->parent != NULL)
-        return RMX_ERR_CTX; /* a stream handle cast to a context */
     rmx_ctx_t *s = calloc(1, sizeof(*s));
     if (s == NULL)
         return RMX_ERR_NOMEM;
@@ -114,7 +142,7 @@ int rmx_stream_create(rmx_ctx_t *ctx, rmx_stream_t **out)
     s->owner = pthread_self();
     s->direct = ctx->direct;
     s->direct_atomics = ctx->direct_atomics;
-    rc = rmx_ucx_open_stream(&s->ucx, &ctx->ucx);
+    int rc = rmx_ucx_open_stream(&s->ucx, &ctx->ucx);
     s->ucx.log = &s->log;
     if (rc == RMX_OK)
         rc = stream_connect(s, ctx);
@@ -127,25 +155,45 @@ int rmx_stream_create(rmx_ctx_t *ctx, rmx_stream_t **out)
         rmx_log(ctx, RMX_LOG_ERROR, "rmx_stream_create: %s", rmx_strerror(rc));
         return rc;
     }
+    *out = s;
+    return RMX_OK;
+}
+
+int rmx_stream_create(rmx_ctx_t *ctx, rmx_stream_t **out)
+{
+    if (out != NULL)
+        *out = NULL;
+    int rc = rmx_ctx_check(ctx);
+    if (rc != RMX_OK)
+        return RMX_MT_RETRY(rc, ctx, rmx_stream_create(ctx, out));
+    if (out == NULL)
+        return RMX_ERR_ARG;
+    if (ctx->parent != NULL)
+        return RMX_ERR_CTX; /* a stream handle cast to a context */
+    rmx_ctx_t *s = stream_from_pool(ctx);
+    if (s == NULL && (rc = stream_new(ctx, &s)) != RMX_OK)
+        return rc;
     s->next_stream = ctx->streams;
     ctx->streams = s;
     s->magic = RMX_CTX_MAGIC;
-    rmx_log(ctx, RMX_LOG_DEBUG, "stream %p created", (void *)s);
+    rmx_log(ctx, RMX_LOG_DEBUG, "stream %p ready", (void *)s);
     *out = (rmx_stream_t *)(void *)s;
     return RMX_OK;
 }
 
-/* Out of the parent's list, under its lock. */
-static int stream_unlink(rmx_ctx_t *ctx, rmx_ctx_t *s)
+/* From the parent's streams to its pool, under its lock. */
+static int stream_retire(rmx_ctx_t *ctx, rmx_ctx_t *s)
 {
     int rc = rmx_ctx_check(ctx);
     if (rc != RMX_OK)
-        return RMX_MT_RETRY(rc, ctx, stream_unlink(ctx, s));
+        return RMX_MT_RETRY(rc, ctx, stream_retire(ctx, s));
     for (rmx_ctx_t **p = &ctx->streams; *p != NULL; p = &(*p)->next_stream)
         if (*p == s) {
             *p = s->next_stream;
             break;
         }
+    s->next_stream = ctx->stream_pool;
+    ctx->stream_pool = s;
     return RMX_OK;
 }
 
@@ -160,13 +208,13 @@ int rmx_stream_free(rmx_stream_t **streamp)
     if (rc != RMX_OK)
         return rc;
     rc = rmx_tracker_complete(s, -1);
-    int rc2 = stream_unlink(s->parent, s);
-    if (rc2 != RMX_OK)
-        return rc2; /* the context is being finalized: rmx_finalize frees it */
-    stream_release(s);
-    rmx_bury(s, &s->magic);
+    /* The handle is dead from here (a stale copy of it is RMX_ERR_ARG until the pool hands
+     * this stream out again). */
+    stream_end_life(s);
+    s->magic = RMX_DEAD_MAGIC;
+    int rc2 = stream_retire(s->parent, s);
     *streamp = NULL;
-    return rc;
+    return rc != RMX_OK ? rc : rc2;
 }
 
 void rmx_streams_free_all(rmx_ctx_t *ctx)
@@ -176,6 +224,12 @@ void rmx_streams_free_all(rmx_ctx_t *ctx)
         ctx->streams = s->next_stream;
         (void)rmx_tracker_complete(s, -1);
         stream_release(s);
+        rmx_bury(s, &s->magic);
+    }
+    while (ctx->stream_pool != NULL) {
+        rmx_ctx_t *s = ctx->stream_pool;
+        ctx->stream_pool = s->next_stream;
+        stream_release(s); /* its life ended when it was freed */
         rmx_bury(s, &s->magic);
     }
 }
