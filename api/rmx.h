@@ -661,8 +661,10 @@ RMX_API int rmx_flush_local(rmx_win_t *win, int target);
  *  - Peer failure reaches a stream as it reaches the context: its calls to that peer return
  *    RMX_ERR_PEER, and so do rmx_stream_flush, rmx_stream_free and the unbinding rmx_win_free
  *    when operations to a failed peer were outstanding (the stream, the unbinding, are done
- *    anyway).  A stream created after a rank failed (or whose endpoint to a rank cannot be
- *    made) reaches every other rank, and that one never (RMX_ERR_PEER).  Known limit (UCX before
+ *    anyway).  A stream created after the context learned that a rank failed (or
+ *    whose endpoint to a rank cannot be made) reaches every other rank, and that one never
+ *    (RMX_ERR_PEER); otherwise a stream learns of a death as the context does (UCX's keepalive
+ *    in its progress, an operation that fails).  Known limit (UCX before
  *    1.14, e.g. Debian's 1.13.1): over tcp, a rank that dies while another rank is creating a
  *    stream (its endpoints' connection handshake under way) can abort that rank inside UCX (an
  *    assertion removed upstream by openucx/ucx#8175); rmx_stream_create completes every

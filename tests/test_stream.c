@@ -2223,7 +2223,14 @@ static int rank_peer_dies_during_creation(const rmx_config_t *cfg0, void *arg)
                 created, refused);
         rmx_stream_t *s = NULL;
         rmx_win_t *b = NULL;
-        usleep(300000); /* rank 2 is dead by now, and known to be */
+        /* rank 2 is dead by now; the context learns it in its progress (UCX's keepalive), and
+         * a stream made after that knows it too, also one whose endpoints are reused */
+        double known_by = now_s() + RMX_T(10);
+        while (rmx_peer_status(ctx, 2) == RMX_OK) {
+            RANK_ASSERT(now_s() < known_by, "the context never learned of rank 2's death");
+            (void)rmx_progress(ctx);
+            usleep(1000);
+        }
         int rc = rmx_stream_create(ctx, &s);
         int64_t one = 1;
         if (rc != RMX_OK || bad_rc != RMX_OK) /* release rank 1 first, through the context */
