@@ -222,7 +222,8 @@ void rmx_streams_free_all(rmx_ctx_t *ctx)
     while (ctx->streams != NULL) {
         rmx_ctx_t *s = ctx->streams;
         ctx->streams = s->next_stream;
-        (void)rmx_tracker_complete(s, -1);
+        if (s->tracker != NULL) /* (NULL: freed while finalize began, its life over) */
+            (void)rmx_tracker_complete(s, -1);
         stream_release(s);
         rmx_bury(s, &s->magic);
     }
