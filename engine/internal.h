@@ -545,10 +545,14 @@ int rmx_wait_word_geq_from(rmx_ctx_t *ctx, volatile uint64_t *word, uint64_t val
 /* ---- peers.c */
 /* The endpoints of ctx (a context or a stream) to every rank, from its worker to the ranks'
  * service workers at addrs (rmx_exchange's layout), and to its own worker `own` for itself.
- * failed: NULL for a context (every endpoint must be made); a stream's parent's failed flags
- * ([size]): those ranks get none, and a rank no endpoint can be made to is failed too. */
+ * known: NULL for a context (every endpoint must be made); a stream's parent's peers: the ranks
+ * failed there get none, and a rank no endpoint can be made to is failed too. */
 int rmx_peers_connect(rmx_ctx_t *ctx, const void *addrs, size_t stride, const void *own,
-                      const int *failed);
+                      const rmx_peer_t *known);
+/* The peer failed (UCX's error callback, or a stream learning it from its parent): later calls
+ * to it are RMX_ERR_PEER, its endpoint is retired at the next entry point (rmx_peers_reap), and
+ * its active-message answers will never come.  Once per peer. */
+void rmx_peer_failed(rmx_peer_t *p);
 /* Wire every remote endpoint of a stream up before it is used: a UCP flush of each, and over
  * rmx's active messages (tcp) a round trip reading 8 bytes at ping[r].addr (any address the peer
  * exposes).  UCX 1.13 aborts a process (an assertion in ucp_request_send_state_ff, removed

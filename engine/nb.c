@@ -442,6 +442,37 @@ static int completed(rmx_ctx_t *ctx, int rc, rmx_request_t *r, rmx_request_t **r
     return RMX_OK;
 }
 
+/* A checked section of several runs to a peer over rmx's active messages (tcp), as packed gets
+ * left in flight (subarray.h rmx_sub_getv_t); *req NULL when the section does not go that way
+ * (runs longer than a packed one): nothing was sent. */
+static int iget_sub_packed(rmx_win_t *win, void *dst, const rmx_sub_layout_t *L,
+                           const rmx_sub_layout_t *R, int target, size_t disp,
+                           rmx_request_t **req)
+{
+    rmx_ctx_t *ctx = win->ctx;
+    rmx_request_t *r = req_new(ctx);
+    if (r == NULL)
+        return RMX_ERR_NOMEM;
+    int rc = rmx_tracker_access(win, target, disp + R->lo, R->hi - R->lo);
+    if (rc == RMX_OK)
+        rc = rmx_transfer_done(ctx, target,
+                               rmx_sub_getv_start(win, dst, L, R, target, disp, &r->getv));
+    if (rc != RMX_OK || r->getv == NULL) {
+        req_free(&ctx->tracker->nb, r);
+        return rc;
+    }
+    r->kind = NB_GET_SUB;
+    r->win = win;
+    r->target = target;
+    r->lo = disp + R->lo;
+    r->hi = disp + R->hi;
+    r->dst = dst;
+    req_outstanding(ctx, r);
+    ctx->stats.nb_requests++;
+    *req = r;
+    return RMX_OK;
+}
+
 int rmx_iget_sub(rmx_win_t *win, void *dst, const rmx_sub_t *local, int target, size_t disp,
                  const rmx_sub_t *remote, rmx_request_t **req)
 {
@@ -452,48 +483,26 @@ int rmx_iget_sub(rmx_win_t *win, void *dst, const rmx_sub_t *local, int target, 
     if (rc != RMX_OK)
         return RMX_MT_RETRY(rc, win->ctx,
                             rmx_iget_sub(win, dst, local, target, disp, remote, req));
-    /* One run on both sides: a contiguous get, left in flight as rmx_iget's (rmx_get_sub
-     * makes the same decision).  Anything else, bad input included, goes the blocking way. */
+    rmx_ctx_t *ctx = win->ctx;
     rmx_sub_layout_t L, R;
-    if (local != NULL && remote != NULL && rmx_sub_layout(local, &L) == RMX_OK &&
-        rmx_sub_layout(remote, &R) == RMX_OK && rmx_sub_match(&L, &R) == RMX_OK &&
-        L.nelem > 0 && L.nruns == 1 && R.nruns == 1 && dst != NULL &&
-        rmx_check_target(win, target, disp, R.hi) == RMX_OK)
+    int valid = local != NULL && remote != NULL && dst != NULL &&
+                rmx_sub_layout(local, &L) == RMX_OK && rmx_sub_layout(remote, &R) == RMX_OK &&
+                rmx_sub_match(&L, &R) == RMX_OK && L.nelem > 0 &&
+                rmx_check_target(win, target, disp, R.hi) == RMX_OK;
+    /* One run on both sides: a contiguous get, left in flight as rmx_iget's (rmx_get_sub
+     * makes the same decision). */
+    if (valid && L.nruns == 1 && R.nruns == 1)
         return iget_checked(win, (unsigned char *)dst + L.base, L.run_bytes, target,
                             disp + R.base, req);
-    /* Sections to a peer reached over rmx's active messages (tcp): packed gets left in flight
-     * (subarray.h rmx_sub_getv_t) when every check passes here; any other case, bad input
-     * included, is read now by rmx_get_sub. */
-    rmx_ctx_t *ctx = win->ctx;
+    /* Several runs to a peer reached over rmx's active messages: packed gets in flight. */
+    if (valid && target != ctx->rank && win->remote[target].direct == NULL &&
+        rmx_am(ctx, target) != NULL && rmx_ep(ctx, target) != NULL &&
+        ((rc = iget_sub_packed(win, dst, &L, &R, target, disp, req)) != RMX_OK || *req != NULL))
+        return rc;
+    /* Anything else, bad input included, is read now by rmx_get_sub. */
     rmx_request_t *r = req_new(ctx);
     if (r == NULL)
         return RMX_ERR_NOMEM;
-    if (local != NULL && remote != NULL && dst != NULL && rmx_sub_layout(local, &L) == RMX_OK &&
-        rmx_sub_layout(remote, &R) == RMX_OK && rmx_sub_match(&L, &R) == RMX_OK &&
-        L.nelem > 0 && target != ctx->rank && rmx_check_target(win, target, disp, R.hi) == RMX_OK &&
-        win->remote[target].direct == NULL && rmx_am(ctx, target) != NULL &&
-        rmx_ep(ctx, target) != NULL) {
-        int rc2 = rmx_tracker_access(win, target, disp + R.lo, R.hi - R.lo);
-        if (rc2 == RMX_OK)
-            rc2 = rmx_transfer_done(ctx, target,
-                                    rmx_sub_getv_start(win, dst, &L, &R, target, disp, &r->getv));
-        if (rc2 != RMX_OK) {
-            req_free(&ctx->tracker->nb, r);
-            return rc2;
-        }
-        if (r->getv != NULL) {
-            r->kind = NB_GET_SUB;
-            r->win = win;
-            r->target = target;
-            r->lo = disp + R.lo;
-            r->hi = disp + R.hi;
-            r->dst = dst;
-            req_outstanding(ctx, r);
-            ctx->stats.nb_requests++;
-            *req = r;
-            return RMX_OK;
-        }
-    }
     return completed(ctx, rmx_get_sub(win, dst, local, target, disp, remote), r, req);
 }
 

@@ -5,6 +5,16 @@
 #include <stdlib.h>
 #include "internal.h"
 
+void rmx_peer_failed(rmx_peer_t *p)
+{
+    if (p->failed)
+        return;
+    p->failed = 1;
+    p->ctx->unreaped = 1;
+    if (p->am != NULL)
+        rmx_am_peer_failed(&p->ctx->ucx, p->am); /* its answers will never come */
+}
+
 /* Called from inside ucp_worker_progress: only record the failure; the endpoint is closed at the
  * next entry point (rmx_peers_reap). */
 static void on_peer_error(void *arg, ucp_ep_h ep, ucs_status_t status)
@@ -13,17 +23,14 @@ static void on_peer_error(void *arg, ucp_ep_h ep, ucs_status_t status)
     rmx_peer_t *p = arg;
     rmx_log(p->ctx, RMX_LOG_DEBUG, "peer %d failed: %s (UCX)", (int)(p - p->ctx->peers),
             ucs_status_string(status));
-    p->failed = 1;
-    p->ctx->unreaped = 1;
-    if (p->am != NULL)
-        rmx_am_peer_failed(&p->ctx->ucx, p->am); /* its answers will never come */
+    rmx_peer_failed(p);
 }
 
 /* Peers that UCX would serve RMA to in software (tcp) are reached over rmx's active messages
  * (transports/am_rma.c: where UCX's own emulation aborts a survivor that answers a dead rank);
  * this rank itself through its own worker (UCX's self transport: in place). */
 int rmx_peers_connect(rmx_ctx_t *ctx, const void *addrs, size_t stride, const void *own,
-                      const int *failed)
+                      const rmx_peer_t *known)
 {
     ctx->peers = calloc((size_t)ctx->size, sizeof(*ctx->peers));
     int rc = ctx->peers == NULL ? RMX_ERR_NOMEM : rmx_am_join(&ctx->ucx, ctx->rank, ctx->size);
@@ -32,17 +39,17 @@ int rmx_peers_connect(rmx_ctx_t *ctx, const void *addrs, size_t stride, const vo
         const void *addr = r == ctx->rank ? own : rmx_exchange_blob(addrs, stride, r, &len);
         rmx_peer_t *p = &ctx->peers[r];
         p->ctx = ctx;
-        if (failed != NULL && r != ctx->rank && failed[r]) {
-            p->failed = 1; /* known dead: no endpoint (tcp would be refused, shm unmappable) */
+        if (known != NULL && r != ctx->rank && known[r].failed) {
+            rmx_peer_failed(p); /* known dead: no endpoint (tcp would be refused, shm unmappable) */
             continue;
         }
         rc = rmx_ucx_ep_create(&ctx->ucx, addr, on_peer_error, p, &p->ep);
-        if (rc != RMX_OK && failed != NULL && r != ctx->rank) {
+        if (rc != RMX_OK && known != NULL && r != ctx->rank) {
             /* a stream: a rank it cannot reach (one dying now) is failed for it alone */
             rmx_log(ctx, RMX_LOG_WARN, "no endpoint to rank %d (%s): it is failed for this "
                     "stream", r, rmx_strerror(rc));
             p->ep = NULL;
-            p->failed = 1;
+            rmx_peer_failed(p);
             rc = RMX_OK;
             continue;
         }

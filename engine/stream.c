@@ -96,12 +96,8 @@ static rmx_ctx_t *stream_from_pool(rmx_ctx_t *ctx)
     s->owner = pthread_self();
     /* ranks that failed while it was kept: failed for it too (its worker was not progressed) */
     for (int r = 0; r < s->size; r++)
-        if (ctx->peers[r].failed && !s->peers[r].failed) {
-            s->peers[r].failed = 1;
-            s->unreaped = 1;
-            if (s->peers[r].am != NULL)
-                rmx_am_peer_failed(&s->ucx, s->peers[r].am);
-        }
+        if (ctx->peers[r].failed)
+            rmx_peer_failed(&s->peers[r]);
     return s;
 }
 
@@ -111,17 +107,11 @@ static int stream_connect(rmx_ctx_t *s, rmx_ctx_t *ctx)
 {
     void *own;
     size_t own_len;
-    int *failed = calloc((size_t)s->size, sizeof(*failed));
-    if (failed == NULL)
-        return RMX_ERR_NOMEM;
-    for (int r = 0; r < s->size; r++)
-        failed[r] = ctx->peers[r].failed;
     int rc = rmx_ucx_worker_address(&s->ucx, 1, &own, &own_len);
     if (rc == RMX_OK) {
-        rc = rmx_peers_connect(s, ctx->peer_addrs, ctx->peer_addr_stride, own, failed);
+        rc = rmx_peers_connect(s, ctx->peer_addrs, ctx->peer_addr_stride, own, ctx->peers);
         rmx_ucx_worker_address_release(&s->ucx, 1, own);
     }
-    free(failed);
     /* A rank dying during the handshake fails its endpoint: that rank alone is lost. */
     if (rc == RMX_OK && rmx_peers_wire_up(s, ctx->ctrl_remote) == RMX_ERR_TIMEOUT)
         rc = RMX_ERR_TIMEOUT;
