@@ -229,6 +229,24 @@ static void *halves_worker(void *p)
     return NULL;
 }
 
+/* Two threads of this rank run fn, each on its own thr_arg_t (t = 0, 1, one gate), and are
+ * joined; a thread's failure fails the rank. */
+static void two_threads(rmx_ctx_t *ctx, rmx_win_t *win, void *(*fn)(void *))
+{
+    int me = rmx_rank(ctx), n = rmx_size(ctx);
+    atomic_int gate = 0;
+    thr_arg_t a[2];
+    pthread_t th[2];
+    for (int t = 0; t < 2; t++) {
+        a[t] = (thr_arg_t){.ctx = ctx, .win = win, .me = me, .n = n, .t = t, .nthreads = 2,
+                           .gate = &gate};
+        RANK_ASSERT(pthread_create(&th[t], NULL, fn, &a[t]) == 0);
+    }
+    for (int t = 0; t < 2; t++)
+        RANK_ASSERT(pthread_join(th[t], NULL) == 0);
+    RANK_THREADS_OK();
+}
+
 static int rank_halves(const rmx_config_t *cfg, void *arg)
 {
     const setup_t *s = arg;
@@ -236,17 +254,7 @@ static int rank_halves(const rmx_config_t *cfg, void *arg)
     int me = rmx_rank(ctx), n = rmx_size(ctx);
     xwin_t w = open_win(ctx, s->mem, HALVES_LEN);
     RANK_OK(rmx_sync_all(ctx));
-    atomic_int gate = 0;
-    thr_arg_t a[2];
-    pthread_t th[2];
-    for (int t = 0; t < 2; t++) {
-        a[t] = (thr_arg_t){.ctx = ctx, .win = w.win, .me = me, .n = n, .t = t, .nthreads = 2,
-                           .gate = &gate};
-        RANK_ASSERT(pthread_create(&th[t], NULL, halves_worker, &a[t]) == 0);
-    }
-    for (int t = 0; t < 2; t++)
-        RANK_ASSERT(pthread_join(th[t], NULL) == 0);
-    RANK_THREADS_OK();
+    two_threads(ctx, w.win, halves_worker);
     RANK_OK(rmx_sync_all(ctx));
     int left = (me + n - 1) % n;
     static uint64_t want[2][HALF_WORDS];
@@ -403,20 +411,9 @@ static int rank_two_thread_body(const rmx_config_t *cfg, const setup_t *s, size_
                                 void *(*fn)(void *))
 {
     rmx_ctx_t *ctx = open_ctx(cfg, s, RMX_THREAD_MULTIPLE);
-    int me = rmx_rank(ctx), n = rmx_size(ctx);
     xwin_t w = open_win(ctx, s->mem, win_len);
     RANK_OK(rmx_sync_all(ctx));
-    atomic_int gate = 0;
-    thr_arg_t a[2];
-    pthread_t th[2];
-    for (int t = 0; t < 2; t++) {
-        a[t] = (thr_arg_t){.ctx = ctx, .win = w.win, .me = me, .n = n, .t = t, .nthreads = 2,
-                           .gate = &gate};
-        RANK_ASSERT(pthread_create(&th[t], NULL, fn, &a[t]) == 0);
-    }
-    for (int t = 0; t < 2; t++)
-        RANK_ASSERT(pthread_join(th[t], NULL) == 0);
-    RANK_THREADS_OK();
+    two_threads(ctx, w.win, fn);
     RANK_OK(rmx_sync_all(ctx));
     RANK_OK(rmx_win_free(&w.win));
     RANK_OK(rmx_finalize(ctx));
@@ -481,17 +478,7 @@ static int rank_fadd(const rmx_config_t *cfg, void *arg)
     int me = rmx_rank(ctx), n = rmx_size(ctx);
     xwin_t w = open_win(ctx, s->mem, FADD_WIN);
     RANK_OK(rmx_sync_all(ctx));
-    atomic_int gate = 0;
-    thr_arg_t a[2];
-    pthread_t th[2];
-    for (int t = 0; t < 2; t++) {
-        a[t] = (thr_arg_t){.ctx = ctx, .win = w.win, .me = me, .n = n, .t = t, .nthreads = 2,
-                           .gate = &gate};
-        RANK_ASSERT(pthread_create(&th[t], NULL, fadd_worker, &a[t]) == 0);
-    }
-    for (int t = 0; t < 2; t++)
-        RANK_ASSERT(pthread_join(th[t], NULL) == 0);
-    RANK_THREADS_OK();
+    two_threads(ctx, w.win, fadd_worker);
     RANK_OK(rmx_sync_all(ctx));
     if (me == 0) {
         uint64_t total = (uint64_t)n * 2 * FADD_ITERS;
@@ -2176,9 +2163,10 @@ Test(stream, tcp_stream_get_to_a_stopped_target_times_out_and_writes_nothing_lat
 
 /* Over tcp rank 2 is killed while rank 0 keeps creating streams, putting to rank 1 through
  * them and freeing them (freed streams' endpoints are reused: before they were, UCX 1.13
- * aborted a survivor in 1 of 12-20 runs here, openucx/ucx#8175; 0 in 45 since).  Rank 0 must survive (no abort inside UCX), its streams' calls to
- * rank 1 must go on working, and a call that cannot be served because of the death reports
- * RMX_ERR_PEER (a peer's failure reaches a stream as it reaches the context). */
+ * aborted a survivor in 1 of 12-20 runs here, openucx/ucx#8175; 0 in 45 since).  Rank 0 must
+ * survive (no abort inside UCX), its streams' calls to rank 1 must go on working, and a call
+ * that cannot be served because of the death reports RMX_ERR_PEER (a peer's failure reaches a
+ * stream as it reaches the context). */
 static int rank_peer_dies_during_creation(const rmx_config_t *cfg0, void *arg)
 {
     const setup_t *su = arg;
@@ -2617,17 +2605,7 @@ static int rank_emulated(const rmx_config_t *cfg, void *arg)
     int64_t big = INT64_MAX;
     memcpy(w.base + 16, &big, 8);
     RANK_OK(rmx_sync_all(ctx));
-    atomic_int gate = 0;
-    thr_arg_t a[2];
-    pthread_t th[2];
-    for (int t = 0; t < 2; t++) {
-        a[t] = (thr_arg_t){.ctx = ctx, .win = w.win, .me = me, .n = n, .t = t, .nthreads = 2,
-                           .gate = &gate};
-        RANK_ASSERT(pthread_create(&th[t], NULL, emulated_worker, &a[t]) == 0);
-    }
-    for (int t = 0; t < 2; t++)
-        RANK_ASSERT(pthread_join(th[t], NULL) == 0);
-    RANK_THREADS_OK();
+    two_threads(ctx, w.win, emulated_worker);
     RANK_OK(rmx_sync_all(ctx));
     /* who = 0 .. 2n-1; thread `who` aims at `me` in iterations i with (i + who) % n == me */
     uint64_t count = 0, bits = 0;
