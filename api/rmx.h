@@ -716,6 +716,10 @@ typedef struct rmx_stats {
     /* Nonblocking operations (rmx_iget, rmx_iput, ...): */
     uint64_t nb_requests;                  /* requests left outstanding by the issuing call */
     uint64_t nb_write_waits;               /* outstanding requests a later access waited for */
+    /* UCP puts complete at the target when issued: to a peer's window that UCX maps here and
+     * reaches with copies (shared memory with RMX_DIRECT=0, or where rmx copies only through
+     * UCX).  Counted in ucp_puts too; nothing waits for them: no flush, fence or flow wait. */
+    uint64_t landed_puts;
 } rmx_stats_t;
 
 RMX_API int rmx_stats(rmx_ctx_t *ctx, rmx_stats_t *out);

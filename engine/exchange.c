@@ -160,8 +160,7 @@ static int unpack_regions(rmx_ctx_t *ctx, int r, const char *p, size_t got,
             if (ctx->xchg_remote == NULL || ctx->xchg_remote[r].rkey == NULL)
                 return RMX_ERR_BOOTSTRAP;
             rem->rkey = ctx->xchg_remote[r].rkey;
-            rem->ptr = rmx_ucx_rkey_ptr(rem->rkey, h.addr);
-            rem->direct = ctx->direct ? rem->ptr : NULL; /* as for any region (below) */
+            rmx_remote_map(ctx, r, rem, ctx->direct); /* as for any region (below) */
             continue;
         }
         if (got - at < h.rkey_len)
@@ -178,8 +177,7 @@ static int unpack_regions(rmx_ctx_t *ctx, int r, const char *p, size_t got,
                 memcpy(keep + 1, p + at, h.rkey_len);
                 regions[i].packed[r] = keep;
             }
-            rem->ptr = rmx_ucx_rkey_ptr(rem->rkey, h.addr);
-            rem->direct = ctx->direct ? rem->ptr : NULL;
+            rmx_remote_map(ctx, r, rem, ctx->direct);
         }
         at += h.rkey_len;
     }

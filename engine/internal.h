@@ -31,8 +31,12 @@ typedef struct rmx_remote {
     uint64_t addr;
     size_t size;
     ucp_rkey_h rkey;
-    void *ptr;
-    unsigned char *direct;
+    void *ptr;              /* the window part mapped here by UCX (ucp_rkey_ptr), else NULL */
+    unsigned char *direct;  /* ptr when rmx copies to it itself (rmx_direct_t), else NULL */
+    /* A UCP put to it is complete at the target when it returns: UCX maps it here and the
+     * endpoint's puts are copies (rmx_ucx_ep_rma_mapped).  The tracker keeps nothing pending for
+     * such puts: no flush, fence or flow wait ever waits for them (engine/tracker.c). */
+    int lands;
 } rmx_remote_t;
 
 struct rmx_ctx;
@@ -43,6 +47,7 @@ typedef struct rmx_peer {
     rmx_am_peer_t *am;
     ucp_ep_h dead_ep;       /* then the endpoint, closed at finalize */
     int failed;             /* set by the endpoint error handler; later calls get RMX_ERR_PEER */
+    int rma_mapped;         /* rmx_ucx_ep_rma_mapped(ep): 1, 0, or -1 not asked yet */
     struct rmx_ctx *ctx;    /* for the error handler, which gets only this peer */
 } rmx_peer_t;
 
@@ -511,13 +516,11 @@ void rmx_tracker_destroy(rmx_ctx_t *ctx);
 int rmx_tracker_put(rmx_win_t *win, const void *src, size_t len, int target, size_t disp);
 /* A caller-sent message writing only bytes of [lo, hi) of win at target, tracked as one put of
  * that range (tracker.c). */
-int rmx_tracker_put_span(rmx_win_t *win, int target, size_t lo, size_t hi,
+int rmx_tracker_put_span(rmx_win_t *win, int target, size_t lo, size_t hi, int landed,
                          int (*send)(void *arg), void *arg);
 /* Before a get (or an atomic) reads/updates [disp, disp+len) at target: resolve dependencies.
  * Call it through rmx_tracker_access (tracker.h), which decides the no-dependency case inline. */
 int rmx_tracker_before_access(rmx_win_t *win, int target, size_t disp, size_t len);
-/* 1 when some operation of this segment is staged or not yet complete at its target. */
-int rmx_tracker_pending(const rmx_ctx_t *ctx);
 /* Segment end: every outstanding operation complete at its target. target -1: all targets. */
 int rmx_tracker_complete(rmx_ctx_t *ctx, int target);
 /* A window is going away: nothing may remain pending against it. */
@@ -553,6 +556,9 @@ int rmx_peers_connect(rmx_ctx_t *ctx, const void *addrs, size_t stride, const vo
  * to it are RMX_ERR_PEER, its endpoint is retired at the next entry point (rmx_peers_reap), and
  * its active-message answers will never come.  Once per peer. */
 void rmx_peer_failed(rmx_peer_t *p);
+/* rem->rkey unpacked on rank r's endpoint: where UCX maps it here (rem->ptr), whether rmx copies
+ * to it itself (rem->direct, with direct) and whether UCP puts to it land on return (rem->lands). */
+void rmx_remote_map(rmx_ctx_t *ctx, int r, rmx_remote_t *rem, int direct);
 /* Wire every remote endpoint of a stream up before it is used: a UCP flush of each, and over
  * rmx's active messages (tcp) a round trip reading 8 bytes at ping[r].addr (any address the peer
  * exposes).  UCX 1.13 aborts a process (an assertion in ucp_request_send_state_ff, removed

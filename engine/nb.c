@@ -708,7 +708,7 @@ int rmx_iput(rmx_win_t *win, const void *src, size_t len, int target, size_t dis
     r->lo = disp;
     r->hi = disp + len;
     iput_send_t a = {r, src, len, win->remote[target].addr + disp, win->remote[target].rkey};
-    rc = rmx_tracker_put_span(win, target, disp, disp + len, send_iput, &a);
+    rc = rmx_tracker_put_span(win, target, disp, disp + len, 0, send_iput, &a);
     if (rc != RMX_OK) {
         req_free(&ctx->tracker->nb, r);
         return rc;
@@ -866,7 +866,7 @@ int rmx_flush(rmx_win_t *win, int target)
     /* Direct puts are plain stores: ordered before whatever the caller sends next. */
     __atomic_thread_fence(__ATOMIC_RELEASE);
     rmx_ctx_t *ctx = win->ctx;
-    if (!rmx_tracker_pending(ctx)) {
+    if (rmx_tracker_end_if_idle(ctx)) {
         rmx_ucx_tick(&ctx->ucx); /* a loop of flushes still lets keepalive run */
         return RMX_OK;
     }

@@ -39,6 +39,7 @@ int rmx_peers_connect(rmx_ctx_t *ctx, const void *addrs, size_t stride, const vo
         const void *addr = r == ctx->rank ? own : rmx_exchange_blob(addrs, stride, r, &len);
         rmx_peer_t *p = &ctx->peers[r];
         p->ctx = ctx;
+        p->rma_mapped = -1;
         if (known != NULL && r != ctx->rank && known[r].failed) {
             rmx_peer_failed(p); /* known dead: no endpoint (tcp would be refused, shm unmappable) */
             continue;
@@ -108,4 +109,18 @@ void rmx_peers_close(rmx_ctx_t *ctx)
     }
     free(ctx->peers);
     ctx->peers = NULL;
+}
+
+void rmx_remote_map(rmx_ctx_t *ctx, int r, rmx_remote_t *rem, int direct)
+{
+    rem->ptr = rmx_ucx_rkey_ptr(rem->rkey, rem->addr);
+    rem->direct = direct ? rem->ptr : NULL;
+    rem->lands = 0;
+    if (rem->ptr == NULL)
+        return;
+    /* Asked once per peer, and only of peers UCX maps memory of (ucp_ep_print_info is slow). */
+    rmx_peer_t *p = &ctx->peers[r];
+    if (p->rma_mapped < 0)
+        p->rma_mapped = p->ep != NULL && rmx_ucx_ep_rma_mapped(p->ep);
+    rem->lands = p->rma_mapped && p->am == NULL;
 }

@@ -505,6 +505,20 @@ RMW_INLINE int rmw_single(rmx_win_t *win, const void *operand, rmx_dtype_t dt, v
     return rc;
 }
 
+/* Every other call, checked: out of line, so that the single element's path keeps a small
+ * frame (inlined, the element loop and the CSWAP emulation made rmx_rmw push six registers and
+ * spill its arguments on every call). */
+static __attribute__((noinline)) int rmw_general(rmx_win_t *win, const void *operand, int count,
+                                                 rmx_dtype_t dt, void *result, int target,
+                                                 size_t disp, int assert, rmx_rmw_op_t op)
+{
+    int rc = epoch_begin(win, target, assert);
+    if (rc != RMX_OK)
+        return rc;
+    rc = rmw_elements(win, operand, count, dt, result, target, disp, op);
+    return epoch_end(win, target, assert, rc);
+}
+
 int rmx_rmw(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt, void *result,
             int target, size_t disp, int assert, rmx_rmw_op_t op)
 {
@@ -515,10 +529,7 @@ int rmx_rmw(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt, void
     if (count == 1 && !takes_lock(assert) &&
         (rc = rmw_single(win, operand, dt, result, target, disp, op)) != RMW_NOT_SINGLE)
         return rc;
-    if ((rc = epoch_begin(win, target, assert)) != RMX_OK)
-        return rc;
-    rc = rmw_elements(win, operand, count, dt, result, target, disp, op);
-    return epoch_end(win, target, assert, rc);
+    return rmw_general(win, operand, count, dt, result, target, disp, assert, op);
 }
 
 RMW_INLINE int rmw2_elements(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
@@ -537,6 +548,36 @@ RMW_INLINE int rmw2_elements(rmx_win_t *win, const void *operand, int count, rmx
     return site_close(&s, rc);
 }
 
+static __attribute__((noinline)) int rmw2_general(rmx_win_t *win, const void *operand,
+                                                  int count, rmx_dtype_t dt,
+                                                  const void *operand2, void *result, int target,
+                                                  size_t disp, int assert, rmx_rmw2_op_t op)
+{
+    int rc = epoch_begin(win, target, assert);
+    if (rc != RMX_OK)
+        return rc;
+    rc = rmw2_elements(win, operand, count, dt, operand2, result, target, disp, op);
+    return epoch_end(win, target, assert, rc);
+}
+
+/* rmw_single's counterpart: one integer COMP_SWAP, no lock (a CAS on a flag or a queue tail). */
+RMW_INLINE int rmw2_single(rmx_win_t *win, const void *operand, rmx_dtype_t dt,
+                           const void *operand2, void *result, int target, size_t disp)
+{
+    size_t size = dtypes[dt].size;
+    rmx_ctx_t *ctx = win->ctx;
+    ctx->stats.atomics++;
+    int rc = rmx_tracker_update_access(win, target, disp, size); /* as site_open */
+    if (rc != RMX_OK)
+        return rc;
+    uint64_t old = elem_load(operand2, 0, size); /* CSWAP: the new value in, the old one out */
+    rc = elem_amo(ctx, &win->remote[target], target, UCP_ATOMIC_OP_CSWAP,
+                  elem_load(operand, 0, size), &old, size, disp);
+    if (rc == RMX_OK && result != NULL)
+        elem_store(result, 0, size, old);
+    return rc;
+}
+
 int rmx_rmw2(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
              const void *operand2, void *result, int target, size_t disp, int assert,
              rmx_rmw2_op_t op)
@@ -545,10 +586,9 @@ int rmx_rmw2(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
     if (rc != RMX_OK || count == 0)
         return RMX_MT_RETRY(rc, win->ctx, rmx_rmw2(win, operand, count, dt, operand2, result,
                                                    target, disp, assert, op));
-    if ((rc = epoch_begin(win, target, assert)) != RMX_OK)
-        return rc;
-    rc = rmw2_elements(win, operand, count, dt, operand2, result, target, disp, op);
-    return epoch_end(win, target, assert, rc);
+    if (count == 1 && !takes_lock(assert) && op == RMX_OP2_COMP_SWAP && !dtypes[dt].is_float)
+        return rmw2_single(win, operand, dt, operand2, result, target, disp);
+    return rmw2_general(win, operand, count, dt, operand2, result, target, disp, assert, op);
 }
 
 /* ---------------------------------------------------------------- nonblocking (engine/nb.c) */

@@ -26,7 +26,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "internal.h"
+#include "tracker.h"
 
 /* The stream's context behind a handle, or NULL when it is none (or freed). */
 static rmx_ctx_t *stream_ctx(rmx_stream_t *stream)
@@ -232,7 +232,7 @@ int rmx_stream_flush(rmx_stream_t *stream)
     if (rc != RMX_OK)
         return rc;
     __atomic_thread_fence(__ATOMIC_RELEASE); /* direct puts: before what the caller sends next */
-    if (!rmx_tracker_pending(s)) {
+    if (rmx_tracker_end_if_idle(s)) {
         rmx_ucx_tick(&s->ucx); /* a loop of flushes still lets keepalive run */
         return RMX_OK;
     }
@@ -267,8 +267,7 @@ static int bound_remotes(rmx_ctx_t *s, rmx_win_t *win, rmx_win_t *bound)
         int rc = rmx_ucx_rkey_unpack(rmx_ep(s, r), packed + 1, &rem->rkey);
         if (rc != RMX_OK)
             return rc;
-        rem->ptr = rmx_ucx_rkey_ptr(rem->rkey, rem->addr);
-        rem->direct = s->direct ? rem->ptr : NULL;
+        rmx_remote_map(s, r, rem, s->direct);
     }
     return RMX_OK;
 }

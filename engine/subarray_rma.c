@@ -308,7 +308,9 @@ static int put_sub_lockstep(rmx_win_t *win, const unsigned char *from, const rmx
 {
     lockstep_t p = {win, target, disp, from, L, R};
     rmx_ucx_tick(&win->ctx->ucx);
-    return rmx_tracker_put_span(win, target, disp + R->lo, disp + R->hi, send_lockstep, &p);
+    /* on a window part whose puts land on return, the span is complete when sent */
+    return rmx_tracker_put_span(win, target, disp + R->lo, disp + R->hi,
+                                win->remote[target].lands, send_lockstep, &p);
 }
 
 /* ---------------------------------------------------------------- packed runs (active messages)
@@ -373,7 +375,7 @@ static int put_pack_flush(packer_t *p)
         ctx->stats.ucp_puts++;
         ctx->stats.packed_msgs++;
         ctx->stats.packed_runs += pk->nruns;
-        rc = rmx_tracker_put_span(p->win, p->target, p->lo, p->hi, send_put_pack, p);
+        rc = rmx_tracker_put_span(p->win, p->target, p->lo, p->hi, 0, send_put_pack, p);
     }
     rmx_am_pack_reset(pk, pk->base, pk->span);
     return rc;

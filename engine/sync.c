@@ -6,7 +6,7 @@
  */
 #include <stddef.h>
 #include <stdlib.h>
-#include "internal.h"
+#include "tracker.h"
 
 /* A stopping rank announces 1 + the number of sync_all barriers it completed (rmx_terminate):
  * it stopped before barrier `epoch` (1-based) if it completed fewer.  A rank that completed it
@@ -351,7 +351,7 @@ int rmx_sync_memory(rmx_ctx_t *ctx)
      * With something outstanding the completion progresses (or needed no progress at all). */
     /* Direct puts are plain stores: ordered before whatever synchronizes next (free on x86). */
     __atomic_thread_fence(__ATOMIC_RELEASE);
-    if (!rmx_tracker_pending(ctx)) {
+    if (rmx_tracker_end_if_idle(ctx)) {
         rmx_ucx_tick(&ctx->ucx);
         return RMX_OK;
     }

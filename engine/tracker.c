@@ -194,7 +194,7 @@ static int issue_put(rmx_win_t *win, rmx_target_state_t *ts, const void *src, si
         t->epoch++;
     }
     int rc = rmx_tracker_send(win, src, len, target, disp);
-    if (rc == RMX_OK) {
+    if (rc == RMX_OK && !win->remote[target].lands) {
         add_pending(t, ts, win, disp, disp + len);
         rmx_tracker_mark_touched(t, ts, target);
     }
@@ -253,10 +253,8 @@ static int stage_put(rmx_win_t *win, rmx_target_state_t *ts, const void *src, si
     int rc = issue_stage(ts, target);
     if (rc != RMX_OK)
         return rc;
-    int touches_last = ts->last_win == win && disp <= ts->last_hi && ts->last_lo <= disp + len;
-    ts->last_win = win;
-    ts->last_lo = disp;
-    ts->last_hi = disp + len;
+    int touches_last = rmx_tracker_touches_last(t, ts, win, disp, len);
+    rmx_tracker_set_last(t, ts, win, disp, len);
     if (ts->lonely_runs >= RMX_LONELY_RUNS && !touches_last)
         return issue_put(win, ts, src, len, target, disp);
     ts->lonely_runs = touches_last ? 0 : ts->lonely_runs;
@@ -294,7 +292,7 @@ int rmx_tracker_put(rmx_win_t *win, const void *src, size_t len, int target, siz
  * in the range go out first (they were put earlier), a put of the range earlier in this fence
  * epoch is fenced, and the range counts as pending until the segment ends.  The gaps between
  * the runs are over-approximated: at worst a later access to them flushes or fences. */
-int rmx_tracker_put_span(rmx_win_t *win, int target, size_t lo, size_t hi,
+int rmx_tracker_put_span(rmx_win_t *win, int target, size_t lo, size_t hi, int landed,
                          int (*send)(void *arg), void *arg)
 {
     rmx_ctx_t *ctx = win->ctx;
@@ -312,7 +310,7 @@ int rmx_tracker_put_span(rmx_win_t *win, int target, size_t lo, size_t hi,
         t->epoch++;
     }
     rc = rmx_transfer_done(ctx, target, send(arg));
-    if (rc == RMX_OK) {
+    if (rc == RMX_OK && !landed) {
         add_pending(t, ts, win, lo, hi);
         rmx_tracker_mark_touched(t, ts, target);
     }
@@ -387,13 +385,8 @@ static inline void end_of_segment(rmx_target_state_t *ts)
 {
     if (ts->stage.win != NULL)
         ts->lonely_runs = ts->stage.merged ? 0 : ts->lonely_runs + 1;
-    ts->last_win = NULL;
 }
 
-int rmx_tracker_pending(const rmx_ctx_t *ctx)
-{
-    return ctx->tracker->ntouched > 0 || ctx->tracker->nb.noutstanding > 0;
-}
 
 static int complete_all(rmx_ctx_t *ctx)
 {
@@ -418,6 +411,7 @@ static int complete_all(rmx_ctx_t *ctx)
         rc = rc != RMX_OK ? rc : rc2;
     }
     untouch_all(t);
+    t->segment++;
     return rc;
 }
 

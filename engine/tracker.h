@@ -41,7 +41,8 @@ typedef struct rmx_target_state {
      * section, scattered slots) gains nothing from staging but pays a copy per put: after a few
      * such runs, puts go out at once until one touches the previous put again. */
     int lonely_runs;
-    rmx_win_t *last_win;
+    rmx_win_t *last_win;    /* the previous put of segment last_segment */
+    uint64_t last_segment;
     size_t last_lo, last_hi;
     /* Hull of the ranges written since the last fence.  Most puts (a strided walk, separate
      * slots) lie outside it, which settles "must this put be fenced?" without the list. */
@@ -71,6 +72,7 @@ typedef struct rmx_tracker {
     rmx_target_state_t *tgt; /* [size]: one flat array, one load less on the put path */
     int *touched;           /* targets with something staged or pending */
     int ntouched;
+    uint64_t segment;       /* segments ended so far (rmx_tracker_complete_all, _end_if_idle) */
     rmx_nb_t nb;
 } rmx_tracker_t;
 
@@ -136,6 +138,23 @@ static inline void rmx_tracker_mark_touched(rmx_tracker_t *t, rmx_target_state_t
     }
 }
 
+/* The put [disp, disp+len) of win touches the previous put to this target in this segment. */
+static inline int rmx_tracker_touches_last(const rmx_tracker_t *t, const rmx_target_state_t *ts,
+                                           const rmx_win_t *win, size_t disp, size_t len)
+{
+    return ts->last_win == win && ts->last_segment == t->segment && disp <= ts->last_hi &&
+           ts->last_lo <= disp + len;
+}
+
+static inline void rmx_tracker_set_last(const rmx_tracker_t *t, rmx_target_state_t *ts,
+                                        rmx_win_t *win, size_t disp, size_t len)
+{
+    ts->last_win = win;
+    ts->last_segment = t->segment;
+    ts->last_lo = disp;
+    ts->last_hi = disp + len;
+}
+
 /* One UCP put of [disp, disp+len) of win at target, counted; a timeout retires the target
  * (rmx_transfer_done).  Whatever ordering it needs was decided before. */
 static inline int rmx_tracker_send(rmx_win_t *win, const void *src, size_t len, int target,
@@ -143,6 +162,7 @@ static inline int rmx_tracker_send(rmx_win_t *win, const void *src, size_t len, 
 {
     rmx_ctx_t *ctx = win->ctx;
     ctx->stats.ucp_puts++;
+    ctx->stats.landed_puts += (unsigned)win->remote[target].lands;
     return rmx_transfer_done(ctx, target,
                              rmx_ucx_put(&ctx->ucx, rmx_ep(ctx, target), rmx_am(ctx, target),
                                          src, len, win->remote[target].addr + disp,
@@ -186,12 +206,10 @@ static inline int rmx_tracker_put_fast(rmx_win_t *win, const void *src, size_t l
      * would decide, without their calls. */
     if (ts->lonely_runs >= RMX_LONELY_RUNS && s->win == NULL && ts->nranges == 0 &&
         !ts->all_dirty && len <= t->coalesce_max &&
-        !(ts->last_win == win && disp <= ts->last_hi && ts->last_lo <= disp + len)) {
+        !rmx_tracker_touches_last(t, ts, win, disp, len)) {
         int rc = rmx_tracker_send(win, src, len, target, disp);
-        ts->last_win = win;
-        ts->last_lo = disp;
-        ts->last_hi = disp + len;
-        if (rc == RMX_OK) {
+        rmx_tracker_set_last(t, ts, win, disp, len);
+        if (rc == RMX_OK && !win->remote[target].lands) { /* landed: nothing to record */
             *r = (rmx_range_t){.win = win, .lo = disp, .hi = disp + len, .epoch = t->epoch};
             ts->nranges = 1;
             rmx_tracker_hull_add(t, ts, win, disp, disp + len);
@@ -200,6 +218,18 @@ static inline int rmx_tracker_put_fast(rmx_win_t *win, const void *src, size_t l
         return rc;
     }
     return rmx_tracker_put(win, src, len, target, disp);
+}
+
+/* A segment ends (rmx_sync_memory, rmx_flush, rmx_stream_flush): 1 when nothing of it is staged
+ * or outstanding, so that it ends here with nothing to complete (counted as ended); 0: the caller
+ * completes it (rmx_tracker_complete). */
+static inline int rmx_tracker_end_if_idle(rmx_ctx_t *ctx)
+{
+    rmx_tracker_t *t = ctx->tracker;
+    if (t->ntouched > 0 || t->nb.noutstanding > 0)
+        return 0;
+    t->segment++;
+    return 1;
 }
 
 /* Nothing of this segment to the target, neither staged nor unflushed puts nor outstanding

@@ -118,6 +118,96 @@ Test(direct, switched_off_everything_goes_through_ucp_2_ranks, .timeout = RMX_T(
     run_ranks(2, rank_every_form, &on);
 }
 
+/* Direct access off, window parts UCX maps here: UCP's puts are UCX's copies into the mapped
+ * memory, complete when they return (rmx_remote_t.lands).  Rank 0 writes every pattern the
+ * tracker would otherwise order or wait for (a walk of separate puts, a rewrite of a slot, a
+ * large put over small ones, small ones inside a large one, a get and an atomic after puts to
+ * their bytes), then a flag; rank 1 sleeps outside rmx meanwhile and, without calling rmx, finds
+ * the flag and every byte.  Where puts land the counters show no flush, fence or flow wait; where
+ * they cannot (tcp, registered memory) they show the flushes and no landed put. */
+enum { SLOTS = 40, BIG = 2048, BIG_AT = 1024, FLAG_AT = 3968 };
+static int rank_landed(const rmx_config_t *base, void *arg)
+{
+    (void)arg;
+    rmx_config_t cfg = *base;
+    cfg.direct = RMX_DIRECT_OFF;
+    rmx_ctx_t *ctx;
+    RANK_OK(rmx_init(&cfg, &ctx));
+    int me = rmx_rank(ctx);
+    unsigned char *w;
+    rmx_win_t *win;
+    RANK_OK(rmx_win_allocate(ctx, WIN, (void **)&w, &win));
+    RANK_OK(rmx_sync_all(ctx));
+    RANK_OK(rmx_stats_reset(ctx));
+    if (me == 0) {
+        for (uint64_t i = 0; i < SLOTS; i++) { /* separate slots: 8 bytes apart */
+            uint64_t v = 100 + i;
+            RANK_OK(rmx_put(win, &v, 8, 1, 16 * i));
+        }
+        uint64_t again = 7;
+        RANK_OK(rmx_put(win, &again, 8, 1, 0)); /* the same slot again: last writer wins */
+        unsigned char big[BIG], inside[24];
+        memset(big, 0xab, sizeof(big));
+        memset(inside, 0xcd, sizeof(inside));
+        uint64_t small = 0x1111;
+        RANK_OK(rmx_put(win, &small, 8, 1, BIG_AT + 64));     /* then a large put over it */
+        RANK_OK(rmx_put(win, big, BIG, 1, BIG_AT));
+        RANK_OK(rmx_put(win, inside, sizeof(inside), 1, BIG_AT + 100)); /* inside the large */
+        unsigned char back[BIG];
+        RANK_OK(rmx_get(win, back, BIG, 1, BIG_AT)); /* sees both: program order */
+        for (int i = 0; i < BIG; i++)
+            RANK_ASSERT(back[i] == (i >= 100 && i < 124 ? 0xcd : 0xab), "byte %d: %#x", i,
+                        back[i]);
+        uint64_t one = 1, old = 0;
+        RANK_OK(rmx_rmw(win, &one, 1, RMX_UINT64, &old, 1, 16, 0, RMX_OP_SUM));
+        RANK_ASSERT(old == 101, "fetch-add after a put to its word saw %llu", U(old));
+        RANK_OK(rmx_sync_memory(ctx));
+        uint64_t flag = 1;
+        RANK_OK(rmx_put(win, &flag, 8, 1, FLAG_AT));
+        RANK_OK(rmx_sync_memory(ctx));
+        rmx_stats_t st = stats_of(ctx);
+        if (windows_mappable()) {
+            RANK_ASSERT(st.landed_puts > 0 && st.landed_puts == st.ucp_puts,
+                        "landed %llu of %llu UCP puts", U(st.landed_puts), U(st.ucp_puts));
+            RANK_ASSERT(st.flushes_ep + st.flushes_worker == 0 && st.fences == 0 &&
+                            st.flow_waits == 0,
+                        "flushes %llu, fences %llu, flow waits %llu for puts that landed",
+                        U(st.flushes_ep + st.flushes_worker), U(st.fences), U(st.flow_waits));
+        } else {
+            RANK_ASSERT(st.landed_puts == 0 && st.flushes_ep + st.flushes_worker > 0,
+                        "landed %llu, flushes %llu without a mapping", U(st.landed_puts),
+                        U(st.flushes_ep + st.flushes_worker));
+        }
+    } else {
+        usleep(200 * 1000); /* busy elsewhere while rank 0 writes */
+        volatile uint64_t *flag = (volatile uint64_t *)(void *)(w + FLAG_AT);
+        double until = now_s() + 20;
+        while (*flag != 1 && now_s() < until)
+            usleep(1000); /* not in rmx: the agent, or nothing at all, must have served them */
+        RANK_ASSERT(*flag == 1, "the flag never arrived");
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        uint64_t slot;
+        for (uint64_t i = 0; i < SLOTS; i++) {
+            memcpy(&slot, w + 16 * i, 8);
+            uint64_t want = i == 0 ? 7 : i == 1 ? 102 : 100 + i;
+            RANK_ASSERT(slot == want, "slot %llu: %llu, want %llu", U(i), U(slot), U(want));
+            memcpy(&slot, w + 16 * i + 8, 8);
+            RANK_ASSERT(slot == 0, "between slots %llu: %llu", U(i), U(slot));
+        }
+        for (int i = 0; i < BIG; i++)
+            RANK_ASSERT(w[BIG_AT + i] == (i >= 100 && i < 124 ? 0xcd : 0xab), "byte %d", i);
+    }
+    RANK_OK(rmx_sync_all(ctx));
+    RANK_OK(rmx_win_free(&win));
+    RANK_OK(rmx_finalize(ctx));
+    return 0;
+}
+
+Test(direct, switched_off_puts_ucx_copies_land_when_issued_2_ranks, .timeout = RMX_T(60))
+{
+    run_ranks(2, rank_landed, NULL);
+}
+
 /* Every rank hammers one counter with fetch-INC and a lock-protected plain read-modify-write,
  * both at rank 1.  rank0_off: rank 0 alone has direct access off, so no rank may use CPU atomics
  * (UCP's and the CPU's need not be atomic with each other); else all are on and the ranks that

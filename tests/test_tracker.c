@@ -23,6 +23,10 @@ static rmx_ctx_t *init_mode(const rmx_config_t *base, const void *arg)
 {
     rmx_config_t cfg = *base;
     cfg.direct = RMX_DIRECT_OFF; /* the tracker's decisions on the UCP path are what is counted */
+    /* Registered pages, not UCP-allocated memory: where UCX maps the latter here (shared
+     * memory), its puts are copies that land when issued and the tracker has nothing to decide
+     * (test_direct: switched_off_puts_ucx_copies_land_when_issued). */
+    cfg.window_memory = RMX_WIN_MEMORY_USER;
     const mode_t_ *m = arg;
     if (m != NULL) {
         cfg.coalesce_disable = m->coalesce_disable;

@@ -484,12 +484,51 @@ int rmx_ucx_ep_uses_tcp(ucp_ep_h ep)
     return some_lane(ep, tcp, 1, 1);
 }
 
+int rmx_ucx_ep_rma_mapped(ucp_ep_h ep)
+{
+    char rma[256], amo[256], am[256];
+    if (rmx_ucx_ep_transports(ep, rma, amo, am, sizeof(rma)) != RMX_OK || strcmp(rma, "-") == 0)
+        return 0;
+    static const char *const mapped[] = {"sysv", "posix", "xpmem", "self"};
+    for (const char *p = rma; *p != '\0';) {
+        size_t n = strcspn(p, " ");
+        int known = 0;
+        for (size_t i = 0; i < sizeof(mapped) / sizeof(mapped[0]) && !known; i++)
+            known = strlen(mapped[i]) == n && strncmp(p, mapped[i], n) == 0;
+        if (!known)
+            return 0;
+        p += n + (p[n] == ' ');
+    }
+    return 1;
+}
+
 void *rmx_ucx_rkey_ptr(ucp_rkey_h rkey, uint64_t raddr)
 {
     void *ptr = NULL;
     if (rkey == NULL || ucp_rkey_ptr(rkey, raddr, &ptr) != UCS_OK)
         return NULL;
     return ptr;
+}
+
+int rmx_ucx_wait_issued(rmx_ucx_t *u, ucs_status_ptr_t req, rmx_ucx_on_timeout_t on_timeout)
+{
+    u->since_progress = 0;
+    if (UCS_PTR_IS_ERR(req))
+        return rmx_ucx_failed(u, UCS_PTR_STATUS(req));
+    double deadline = 0;
+    unsigned idle = 0;
+    ucs_status_t st;
+    while ((st = ucp_request_check_status(req)) == UCS_INPROGRESS) {
+        if (rmx_ucx_progress(u) != 0)
+            continue;
+        if (rmx_ucx_idle_expired(u, &idle, &deadline)) {
+            if (on_timeout == RMX_UCX_RELEASE)
+                ucp_request_free(req);
+            return RMX_ERR_TIMEOUT;
+        }
+    }
+    ucp_request_free(req);
+    return __builtin_expect(st == UCS_OK, 1) ? RMX_OK : rmx_ucx_failed(u, st);
 }
 
 int rmx_ucx_deadline_passed(rmx_ucx_t *u, double *deadline)

@@ -126,6 +126,12 @@ int rmx_ucx_ep_transports(ucp_ep_h ep, char *rma, char *amo, char *am, size_t le
 int rmx_ucx_ep_needs_target_progress(ucp_ep_h ep);
 /* 1 when some lane of ep is tcp: UCX would emulate RMA and atomics to that peer in software. */
 int rmx_ucx_ep_uses_tcp(ucp_ep_h ep);
+/* 1 when every lane that carries ep's puts and gets is one of UCX's memory-mapping transports
+ * (sysv, posix, xpmem: uct_mm; self): their put is a copy into the target's memory, mapped in
+ * this process, done when the put returns (uct_sm_ep_put_short/bcopy), so a put to memory UCX
+ * maps here (rmx_ucx_rkey_ptr) is complete at the target without a flush.  0 when any lane is
+ * another transport or ep cannot be described. */
+int rmx_ucx_ep_rma_mapped(ucp_ep_h ep);
 /* Timed-out requests that may still write into rmx memory: the requests are kept until they end,
  * the memory (malloc'd) until none of them is left. */
 void rmx_ucx_abandon_req(rmx_ucx_t *u, ucs_status_ptr_t req);
@@ -336,32 +342,20 @@ typedef enum {
     RMX_UCX_KEEP,     /* it may still read or write memory: leave it to the caller, in flight */
 } rmx_ucx_on_timeout_t;
 
+/* rmx_ucx_wait_req for a request that did not complete when issued (ucx.c). */
+int rmx_ucx_wait_issued(rmx_ucx_t *u, ucs_status_ptr_t req, rmx_ucx_on_timeout_t on_timeout);
+
 /* Progress until req completes; RMX_OK, the mapped UCP error, or RMX_ERR_TIMEOUT (then what
- * happens to the request is `on_timeout`). */
+ * happens to the request is `on_timeout`).  Completed at once (most operations over shared
+ * memory) inline, the wait out of line. */
 static inline int rmx_ucx_wait_req(rmx_ucx_t *u, ucs_status_ptr_t req,
                                    rmx_ucx_on_timeout_t on_timeout)
 {
-    if (req == NULL) {
+    if (__builtin_expect(req == NULL, 1)) {
         rmx_ucx_tick(u);
         return RMX_OK;
     }
-    u->since_progress = 0;
-    if (UCS_PTR_IS_ERR(req))
-        return rmx_ucx_failed(u, UCS_PTR_STATUS(req));
-    double deadline = 0;
-    unsigned idle = 0;
-    ucs_status_t st;
-    while ((st = ucp_request_check_status(req)) == UCS_INPROGRESS) {
-        if (rmx_ucx_progress(u) != 0)
-            continue;
-        if (rmx_ucx_idle_expired(u, &idle, &deadline)) {
-            if (on_timeout == RMX_UCX_RELEASE)
-                ucp_request_free(req);
-            return RMX_ERR_TIMEOUT;
-        }
-    }
-    ucp_request_free(req);
-    return __builtin_expect(st == UCS_OK, 1) ? RMX_OK : rmx_ucx_failed(u, st);
+    return rmx_ucx_wait_issued(u, req, on_timeout);
 }
 
 /* For requests that reference no caller memory once issued (flush, close). */

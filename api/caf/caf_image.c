@@ -725,20 +725,21 @@ void _gfortran_caf_random_init(bool repeatable, bool image_distinct)
 }
 
 /* ---------------------------------------------------------------- extension: engine counters */
-/* Callable from Fortran (bind(C, name='caf_rmx_stats'), integer(c_int64_t) :: s(12)) so coarray
+/* Callable from Fortran (bind(C, name='caf_rmx_stats'), integer(c_int64_t) :: s(13)) so coarray
  * tests can check what the engine did, not only the data: s = puts, gets, atomics, ucp_puts,
  * ucp_gets, flushes_ep, flushes_worker, flow_waits, waits_avoided, barriers, direct_puts,
- * direct_gets (this image; the last two: copies to images whose memory is mapped here). */
-void caf_rmx_stats(int64_t s[12]);
+ * direct_gets, landed_puts (this image; the last three: copies to or from images whose memory
+ * is mapped here, by rmx or by UCX). */
+void caf_rmx_stats(int64_t s[13]);
 
-void caf_rmx_stats(int64_t s[12])
+void caf_rmx_stats(int64_t s[13])
 {
     rmx_stats_t st;
     if (rmx_stats(caf_ctx(), &st) != RMX_OK)
         die("caf_rmx_stats", "rmx_stats failed");
-    uint64_t v[12] = {st.puts, st.gets, st.atomics, st.ucp_puts, st.ucp_gets, st.flushes_ep,
+    uint64_t v[13] = {st.puts, st.gets, st.atomics, st.ucp_puts, st.ucp_gets, st.flushes_ep,
                       st.flushes_worker, st.flow_waits, st.waits_avoided, st.barriers,
-                      st.direct_puts, st.direct_gets};
-    for (int i = 0; i < 12; i++)
+                      st.direct_puts, st.direct_gets, st.landed_puts};
+    for (int i = 0; i < 13; i++)
         s[i] = (int64_t)v[i];
 }

@@ -2,26 +2,27 @@
 ! (caf_rmx_stats, a libcaf_rmx extension): puts issued in a segment are deferred (no completion
 ! is forced while they are issued), a get of data put earlier in the same segment sees it, and
 ! SYNC ALL / SYNC IMAGES complete everything.  Where the neighbour's memory is mapped here (direct
-! access, the default on one node) a put is a copy, complete at once: nothing is left for SYNC ALL
-! to flush or for a get to wait for, and the counters say so.
+! access, the default on one node; or UCX's own copies into it, RMX_DIRECT=0) a put is a copy,
+! complete at once: nothing is left for SYNC ALL to flush or for a get to wait for, and the
+! counters say so.
 program caf_segments
   use, intrinsic :: iso_c_binding, only: c_int64_t
   implicit none
   interface
     subroutine caf_rmx_stats(s) bind(C, name='caf_rmx_stats')
       import :: c_int64_t
-      integer(c_int64_t), intent(out) :: s(12)
+      integer(c_int64_t), intent(out) :: s(13)
     end subroutine
   end interface
   integer, parameter :: PUTS = 1, UCP_PUTS = 4, FLUSH_EP = 6, FLUSH_WORKER = 7, FLOW_WAITS = 8
-  integer, parameter :: BARRIERS = 10, DIRECT_PUTS = 11
+  integer, parameter :: BARRIERS = 10, DIRECT_PUTS = 11, LANDED_PUTS = 13
   integer, parameter :: k = 8, big_n = 131072
   integer :: v(64)[*], x, w(5), me, n, right, left, i, j, round
   real(8) :: g(12, 10)[*]
   real(8), allocatable :: big(:)[:]
   real(8), allocatable :: back(:)
-  integer(c_int64_t) :: s0(12), s1(12), s2(12)
-  logical :: direct
+  integer(c_int64_t) :: s0(13), s1(13), s2(13)
+  logical :: direct, landed
 
   me = this_image(); n = num_images()
   right = 1 + mod(me, n); left = 1 + mod(me - 2 + n, n)
@@ -37,6 +38,10 @@ program caf_segments
   if (s1(PUTS) - s0(PUTS) /= k) error stop 'each coindexed store is one rmx put'
   direct = s1(DIRECT_PUTS) > s0(DIRECT_PUTS)
   if (direct .and. s1(DIRECT_PUTS) - s0(DIRECT_PUTS) /= k) error stop 'some puts direct, some not'
+  ! UCX's copies: each put lands when issued (the last one may wait, staged, for SYNC ALL)
+  landed = s1(LANDED_PUTS) > s0(LANDED_PUTS)
+  if (landed .and. s1(LANDED_PUTS) - s0(LANDED_PUTS) < k - 1) error stop 'some puts landed, some not'
+  direct = direct .or. landed
   if (s1(FLUSH_EP) + s1(FLUSH_WORKER) /= s0(FLUSH_EP) + s0(FLUSH_WORKER)) &
     error stop 'puts were completed inside the segment: not deferred'
   ! ---- sync all completes them: every image sees its left neighbour's k values
