@@ -289,11 +289,12 @@ typedef struct rmw_site {
     int direct;       /* CPU atomics on the mapped target: complete when done */
 } rmw_site_t;
 
-/* One native atomic on the element of `size` bytes at disp, its bits in the low bytes of a
- * uint64_t.  reply NULL: no fetch.  CSWAP: *reply is the new value in, the old value out. */
-RMW_INLINE int elem_amo(rmx_ctx_t *ctx, const rmx_remote_t *remote, int target,
-                        ucp_atomic_op_t op, uint64_t value, uint64_t *reply, size_t size,
-                        size_t disp)
+/* One native atomic on the element of `size` (4 or 8) bytes at disp, its bits in the low bytes
+ * of a uint64_t (rmx_remote_amo: a CPU atomic where the target is mapped, else UCP's).  reply
+ * NULL: no fetch.  CSWAP: *reply is the new value in, the old value out. */
+RMW_INLINE int elem_amo_sized(rmx_ctx_t *ctx, const rmx_remote_t *remote, int target,
+                              ucp_atomic_op_t op, uint64_t value, uint64_t *reply, size_t size,
+                              size_t disp)
 {
     if (size == 8)
         return rmx_remote_amo(ctx, remote, target, op, &value, reply, 8, disp);
@@ -302,6 +303,27 @@ RMW_INLINE int elem_amo(rmx_ctx_t *ctx, const rmx_remote_t *remote, int target,
     if (reply)
         *reply = r;
     return rc;
+}
+
+/* The UCP route out of line: its request parameters and call sequence would otherwise widen the
+ * frame of every caller, CPU atomics included (they cost that path more instructions than the
+ * atomic itself). */
+static __attribute__((noinline)) int elem_amo_ucp(rmx_ctx_t *ctx, const rmx_remote_t *remote,
+                                                  int target, ucp_atomic_op_t op,
+                                                  uint64_t value, uint64_t *reply, size_t size,
+                                                  size_t disp)
+{
+    return elem_amo_sized(ctx, remote, target, op, value, reply, size, disp);
+}
+
+/* elem_amo_sized, a CPU atomic inline and a UCP one out of line. */
+RMW_INLINE int elem_amo(rmx_ctx_t *ctx, const rmx_remote_t *remote, int target,
+                        ucp_atomic_op_t op, uint64_t value, uint64_t *reply, size_t size,
+                        size_t disp)
+{
+    if (!rmx_remote_amo_direct(ctx, remote))
+        return elem_amo_ucp(ctx, remote, target, op, value, reply, size, disp);
+    return elem_amo_sized(ctx, remote, target, op, value, reply, size, disp);
 }
 
 /* The same on element i of a call's site. */
@@ -472,48 +494,118 @@ RMW_INLINE int rmw_elements(rmx_win_t *win, const void *operand, int count, rmx_
     return site_close(&s, rc);
 }
 
-/* The commonest call by far, after the checks: one element, an op the transport does natively,
- * no lock to take (a counter, a ticket, a flag).  The same atomic (rmx_remote_amo) and the same
- * completion rule as the general path, without its per-call site, loop and epoch layers, which
- * cost as many instructions as the atomic's own path (callgrind: ~220 around a CPU atomic).
- * RMW_NOT_SINGLE when the call is not of that kind. */
-#define RMW_NOT_SINGLE 1
-RMW_INLINE int rmw_single(rmx_win_t *win, const void *operand, rmx_dtype_t dt, void *result,
-                          int target, size_t disp, rmx_rmw_op_t op)
+/* ---------------------------------------------------------------- one element, fast */
+/* The commonest call by far: one element, an op the transport does natively, no lock to take
+ * (a counter, a ticket, a flag, a CAS), on a healthy window and target.  It is recognised
+ * before the checks of the general path, from the few facts that make it so; anything else,
+ * every error included, goes to the checked path (rmw_checked), which reports it.  Through the
+ * checked path's layers the call cost ~200 instructions around a CPU atomic (callgrind), as many
+ * as UCP's whole fetch-add; most were checks that this path makes as a handful of tests. */
+#define RMW_NOT_FAST 1
+
+/* The element's part of the window when the call can take the fast path, else NULL: window and
+ * context usable by this thread, a plain or NOCHECK assert (no lock), target in range and not
+ * failed, [disp, disp+size) inside its part and aligned, no epoch of this rank held there (the
+ * checked path tells a nested epoch from another thread's implicit one). */
+RMW_INLINE const rmx_remote_t *fast_site(rmx_win_t *win, int count, rmx_dtype_t dt, int target,
+                                         size_t disp, int assert)
 {
-    size_t size = dtypes[dt].size;
-    int fetch = result != NULL;
-    ucp_atomic_op_t uop;
-    uint64_t value;
-    if (op == RMX_OP_NO_OP ||
-        !rmw_native(op, dt, fetch, operand_needed(op) ? elem_load(operand, 0, size) : 0, &uop,
-                    &value) ||
-        (!fetch && uop == UCP_ATOMIC_OP_SWAP))
-        return RMW_NOT_SINGLE;
-    rmx_ctx_t *ctx = win->ctx;
+    if (count != 1 || (unsigned)dt >= RMX_DTYPE_COUNT || (unsigned)assert > 3 ||
+        assert == RMX_MODE_PASSIVE_EPOCH_IMPLICIT || rmx_win_check(win) != RMX_OK)
+        return NULL;
+    const rmx_ctx_t *ctx = win->ctx;
+    if ((unsigned)target >= (unsigned)ctx->size || ctx->peers[target].failed)
+        return NULL;
     const rmx_remote_t *rem = &win->remote[target];
-    ctx->stats.atomics++;
+    size_t size = dtypes[dt].size;
+    if (rem->size < size || disp > rem->size - size || ((disp | rem->addr) & (size - 1)) != 0)
+        return NULL;
+    if (assert != 0 && win->lock_held != NULL && win->lock_held[target] != 0)
+        return NULL;
+    return rem;
+}
+
+/* A UCP atomic: after this segment's puts to its bytes, and complete at the target on return
+ * (a non-fetching one flushed, as site_close does).  Out of line: see elem_amo. */
+static __attribute__((noinline)) int fast_amo_ucp(rmx_win_t *win, const rmx_remote_t *rem,
+                                                  int target, size_t disp, ucp_atomic_op_t uop,
+                                                  uint64_t value, uint64_t *old, size_t size)
+{
+    rmx_ctx_t *ctx = win->ctx;
     int rc = rmx_tracker_update_access(win, target, disp, size); /* as site_open */
-    if (rc != RMX_OK)
-        return rc;
-    uint64_t old = 0;
-    rc = elem_amo(ctx, rem, target, uop, value, fetch ? &old : NULL, size, disp);
-    if (rc == RMX_OK && fetch)
-        elem_store(result, 0, size, old);
-    if (!fetch && rc == RMX_OK && !rmx_remote_amo_direct(ctx, rem)) /* as site_close */
+    if (rc == RMX_OK)
+        rc = elem_amo_sized(ctx, rem, target, uop, value, old, size, disp);
+    if (old == NULL && rc == RMX_OK)
         rc = flush_target_of(ctx, target);
     return rc;
 }
 
-/* Every other call, checked: out of line, so that the single element's path keeps a small
- * frame (inlined, the element loop and the CSWAP emulation made rmx_rmw push six registers and
- * spill its arguments on every call). */
-static __attribute__((noinline)) int rmw_general(rmx_win_t *win, const void *operand, int count,
+/* The atomic itself, counted; *old (when fetching) holds CSWAP's new value on entry.  A CPU
+ * atomic on a mapped target needs no tracker decision: nothing is ever pending to it (its puts
+ * were copies, its gets and atomics complete at once). */
+RMW_INLINE int fast_amo(rmx_win_t *win, const rmx_remote_t *rem, int target, size_t disp,
+                        ucp_atomic_op_t uop, uint64_t value, uint64_t *old, size_t size)
+{
+    rmx_ctx_t *ctx = win->ctx;
+    ctx->stats.atomics++;
+    if (!rmx_remote_amo_direct(ctx, rem))
+        return fast_amo_ucp(win, rem, target, disp, uop, value, old, size);
+    return elem_amo(ctx, rem, target, uop, value, old, size, disp);
+}
+
+RMW_INLINE int rmw_fast(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
+                        void *result, int target, size_t disp, int assert, rmx_rmw_op_t op)
+{
+    const rmx_remote_t *rem = fast_site(win, count, dt, target, disp, assert);
+    int fetch = result != NULL;
+    ucp_atomic_op_t uop;
+    uint64_t value;
+    if (rem == NULL || (unsigned)op >= RMX_OP_COUNT || op == RMX_OP_NO_OP ||
+        (operand == NULL && operand_needed(op)))
+        return RMW_NOT_FAST;
+    size_t size = dtypes[dt].size;
+    if (!rmw_native(op, dt, fetch, operand_needed(op) ? elem_load(operand, 0, size) : 0, &uop,
+                    &value) ||
+        (!fetch && uop == UCP_ATOMIC_OP_SWAP)) /* SWAP has no non-fetching form in UCP */
+        return RMW_NOT_FAST;
+    uint64_t old = 0;
+    int rc = fast_amo(win, rem, target, disp, uop, value, fetch ? &old : NULL, size);
+    if (rc == RMX_OK && fetch)
+        elem_store(result, 0, size, old);
+    return rc;
+}
+
+RMW_INLINE int rmw2_fast(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
+                         const void *operand2, void *result, int target, size_t disp,
+                         int assert, rmx_rmw2_op_t op)
+{
+    const rmx_remote_t *rem = fast_site(win, count, dt, target, disp, assert);
+    if (rem == NULL || op != RMX_OP2_COMP_SWAP || dtypes[dt].is_float || operand == NULL ||
+        operand2 == NULL)
+        return RMW_NOT_FAST;
+    size_t size = dtypes[dt].size;
+    uint64_t old = elem_load(operand2, 0, size); /* CSWAP: the new value in, the old one out */
+    int rc = fast_amo(win, rem, target, disp, UCP_ATOMIC_OP_CSWAP, elem_load(operand, 0, size),
+                      &old, size);
+    if (rc == RMX_OK && result != NULL)
+        elem_store(result, 0, size, old);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- entry points */
+
+/* Every call the fast path did not take: checked (the error, or at RMX_THREAD_MULTIPLE the
+ * context's lock taken and the call made again), then element by element, in an implicit epoch
+ * when the assert asks for one.  Out of line: inlined, its layers widened the fast path's frame. */
+static __attribute__((noinline)) int rmw_checked(rmx_win_t *win, const void *operand, int count,
                                                  rmx_dtype_t dt, void *result, int target,
                                                  size_t disp, int assert, rmx_rmw_op_t op)
 {
-    int rc = epoch_begin(win, target, assert);
-    if (rc != RMX_OK)
+    int rc = check_rmw(win, operand, count, dt, target, disp, assert, op);
+    if (rc != RMX_OK || count == 0)
+        return RMX_MT_RETRY(rc, win->ctx,
+                            rmx_rmw(win, operand, count, dt, result, target, disp, assert, op));
+    if ((rc = epoch_begin(win, target, assert)) != RMX_OK)
         return rc;
     rc = rmw_elements(win, operand, count, dt, result, target, disp, op);
     return epoch_end(win, target, assert, rc);
@@ -522,14 +614,10 @@ static __attribute__((noinline)) int rmw_general(rmx_win_t *win, const void *ope
 int rmx_rmw(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt, void *result,
             int target, size_t disp, int assert, rmx_rmw_op_t op)
 {
-    int rc = check_rmw(win, operand, count, dt, target, disp, assert, op);
-    if (rc != RMX_OK || count == 0)
-        return RMX_MT_RETRY(rc, win->ctx,
-                            rmx_rmw(win, operand, count, dt, result, target, disp, assert, op));
-    if (count == 1 && !takes_lock(assert) &&
-        (rc = rmw_single(win, operand, dt, result, target, disp, op)) != RMW_NOT_SINGLE)
+    int rc = rmw_fast(win, operand, count, dt, result, target, disp, assert, op);
+    if (__builtin_expect(rc != RMW_NOT_FAST, 1))
         return rc;
-    return rmw_general(win, operand, count, dt, result, target, disp, assert, op);
+    return rmw_checked(win, operand, count, dt, result, target, disp, assert, op);
 }
 
 RMW_INLINE int rmw2_elements(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
@@ -548,47 +636,29 @@ RMW_INLINE int rmw2_elements(rmx_win_t *win, const void *operand, int count, rmx
     return site_close(&s, rc);
 }
 
-static __attribute__((noinline)) int rmw2_general(rmx_win_t *win, const void *operand,
+static __attribute__((noinline)) int rmw2_checked(rmx_win_t *win, const void *operand,
                                                   int count, rmx_dtype_t dt,
                                                   const void *operand2, void *result, int target,
                                                   size_t disp, int assert, rmx_rmw2_op_t op)
 {
-    int rc = epoch_begin(win, target, assert);
-    if (rc != RMX_OK)
+    int rc = check_rmw2(win, operand, count, dt, operand2, target, disp, assert, op);
+    if (rc != RMX_OK || count == 0)
+        return RMX_MT_RETRY(rc, win->ctx, rmx_rmw2(win, operand, count, dt, operand2, result,
+                                                   target, disp, assert, op));
+    if ((rc = epoch_begin(win, target, assert)) != RMX_OK)
         return rc;
     rc = rmw2_elements(win, operand, count, dt, operand2, result, target, disp, op);
     return epoch_end(win, target, assert, rc);
-}
-
-/* rmw_single's counterpart: one integer COMP_SWAP, no lock (a CAS on a flag or a queue tail). */
-RMW_INLINE int rmw2_single(rmx_win_t *win, const void *operand, rmx_dtype_t dt,
-                           const void *operand2, void *result, int target, size_t disp)
-{
-    size_t size = dtypes[dt].size;
-    rmx_ctx_t *ctx = win->ctx;
-    ctx->stats.atomics++;
-    int rc = rmx_tracker_update_access(win, target, disp, size); /* as site_open */
-    if (rc != RMX_OK)
-        return rc;
-    uint64_t old = elem_load(operand2, 0, size); /* CSWAP: the new value in, the old one out */
-    rc = elem_amo(ctx, &win->remote[target], target, UCP_ATOMIC_OP_CSWAP,
-                  elem_load(operand, 0, size), &old, size, disp);
-    if (rc == RMX_OK && result != NULL)
-        elem_store(result, 0, size, old);
-    return rc;
 }
 
 int rmx_rmw2(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
              const void *operand2, void *result, int target, size_t disp, int assert,
              rmx_rmw2_op_t op)
 {
-    int rc = check_rmw2(win, operand, count, dt, operand2, target, disp, assert, op);
-    if (rc != RMX_OK || count == 0)
-        return RMX_MT_RETRY(rc, win->ctx, rmx_rmw2(win, operand, count, dt, operand2, result,
-                                                   target, disp, assert, op));
-    if (count == 1 && !takes_lock(assert) && op == RMX_OP2_COMP_SWAP && !dtypes[dt].is_float)
-        return rmw2_single(win, operand, dt, operand2, result, target, disp);
-    return rmw2_general(win, operand, count, dt, operand2, result, target, disp, assert, op);
+    int rc = rmw2_fast(win, operand, count, dt, operand2, result, target, disp, assert, op);
+    if (__builtin_expect(rc != RMW_NOT_FAST, 1))
+        return rc;
+    return rmw2_checked(win, operand, count, dt, operand2, result, target, disp, assert, op);
 }
 
 /* ---------------------------------------------------------------- nonblocking (engine/nb.c) */

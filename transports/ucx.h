@@ -445,10 +445,9 @@ rmx_ucx_amo(rmx_ucx_t *u, ucp_ep_h ep, rmx_am_peer_t *am, ucp_atomic_op_t op,
         return RMX_ERR_PEER; /* closed after its peer failed (rmx_peers_reap) */
     if (__builtin_expect(am != NULL, 0) || (reply != NULL && !in_place))
         return rmx_ucx_amo_via_slot(u, ep, am, op, operand, reply, size, raddr, rkey);
-    ucp_request_param_t prm = {
-        .op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE,
-        .datatype = ucp_dt_make_contig(size),
-    };
+    ucp_request_param_t prm; /* only the fields the mask names, as in rmx_ucx_put */
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
+    prm.datatype = ucp_dt_make_contig(size);
     if (reply == NULL)
         return rmx_ucx_wait(u, ucp_atomic_op_nbx(ep, op, operand, 1, raddr, rkey, &prm));
     prm.op_attr_mask |= UCP_OP_ATTR_FIELD_REPLY_BUFFER;
