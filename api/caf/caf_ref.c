@@ -226,7 +226,7 @@ static const char *walk_static_array(ref_walk_t *w, const caf_ref_t *ref)
                 return "a zero stride";
             count = caf_triplet_len(start, end, stride);
             break;
-        case ARR_SINGLE: break;
+        case ARR_SINGLE: stride = 1; break; /* gfortran leaves it unset: garbage, unused */
         case ARR_VECTOR: return "a vector subscript on an array component of fixed shape";
         default: return "an open-ended reference to an array of fixed shape";
         }
