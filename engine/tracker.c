@@ -276,7 +276,9 @@ int rmx_tracker_put(rmx_win_t *win, const void *src, size_t len, int target, siz
     int rc = rmx_tracker_write_check(win, target, disp, len);
     if (rc != RMX_OK)
         return rc;
-    if (len <= t->coalesce_max)
+    /* A landed put is itself one copy: staging it too pays off only while the UCP call it
+     * saves costs more than copying its bytes once more (RMX_LANDED_STAGE_MAX). */
+    if (len <= t->coalesce_max && !(win->remote[target].lands && len > RMX_LANDED_STAGE_MAX))
         return stage_put(win, ts, src, len, target, disp);
     /* A large put goes out at once, after any staged bytes it overwrites. */
     if (stage_overlap(ts, win, disp, disp + len)) {

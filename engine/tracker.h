@@ -11,6 +11,7 @@
 
 #define RMX_RANGE_CAP 16          /* pending ranges per target before the list coarsens */
 #define RMX_STAGE_MAX RMX_COALESCE_MAX_LIMIT
+#define RMX_LANDED_STAGE_MAX 1024 /* bytes: longer landed puts go out at once (put_rate 4 KiB 0.74x -> 1.02x raw UCP) */
 #define RMX_LONELY_RUNS 4         /* single-put runs in a row before puts bypass staging */ /* larger runs gain nothing over one put; buffers stay small */
 
 typedef struct rmx_range {
