@@ -550,7 +550,7 @@ RMW_INLINE int fast_amo(rmx_win_t *win, const rmx_remote_t *rem, int target, siz
     ctx->stats.atomics++;
     if (!rmx_remote_amo_direct(ctx, rem))
         return fast_amo_ucp(win, rem, target, disp, uop, value, old, size);
-    return elem_amo(ctx, rem, target, uop, value, old, size, disp);
+    return elem_amo_sized(ctx, rem, target, uop, value, old, size, disp); /* the CPU atomic */
 }
 
 RMW_INLINE int rmw_fast(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,

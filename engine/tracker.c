@@ -381,14 +381,13 @@ static void untouch_all(rmx_tracker_t *t)
 }
 
 /* The segment ends: a run that still holds a single put counts as lonely (a loop of one put per
- * segment, as in put-then-sync, gains nothing from staging), and no later put can merge with
- * this segment's last one. */
+ * segment, as in put-then-sync, gains nothing from staging).  That no later put is compared with
+ * this segment's last one is the segment count's doing (t->segment, rmx_tracker_touches_last). */
 static inline void end_of_segment(rmx_target_state_t *ts)
 {
     if (ts->stage.win != NULL)
         ts->lonely_runs = ts->stage.merged ? 0 : ts->lonely_runs + 1;
 }
-
 
 static int complete_all(rmx_ctx_t *ctx)
 {

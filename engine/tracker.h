@@ -73,7 +73,7 @@ typedef struct rmx_tracker {
     rmx_target_state_t *tgt; /* [size]: one flat array, one load less on the put path */
     int *touched;           /* targets with something staged or pending */
     int ntouched;
-    uint64_t segment;       /* segments ended so far (rmx_tracker_complete_all, _end_if_idle) */
+    uint64_t segment;       /* segments ended so far (tracker.c complete_all, _end_if_idle) */
     rmx_nb_t nb;
 } rmx_tracker_t;
 
