@@ -123,6 +123,20 @@ int bench_rmx_fadd(perf_env_t *e, size_t len, long n)
     return RMX_OK;
 }
 
+/* The floor under fadd: the CPU's own fetch-add (lock xadd on x86) on a word of this rank's
+ * window, the same kind of memory as the target's mapped word, with no call to rmx or UCP.  What
+ * a direct fetch-add costs beyond it is the call's. */
+int bench_cpu_fadd(perf_env_t *e, size_t len, long n)
+{
+    (void)len;
+    int64_t *word = (int64_t *)(void *)(e->base + rmw_disp(e, 0));
+    volatile int64_t old;
+    for (long i = 0; i < n; i++)
+        old = __atomic_fetch_add(word, 1, __ATOMIC_SEQ_CST);
+    (void)old;
+    return RMX_OK;
+}
+
 int bench_rmx_swap(perf_env_t *e, size_t len, long n)
 {
     (void)len;

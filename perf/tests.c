@@ -50,6 +50,10 @@ const perf_test_t perf_tests[] = {
      "256 blocking gets from adjacent bytes"},
     {"fadd", "rmw", METRIC_LAT, 8, 8, 0, 0, NULL, NULL, BODIES(fadd),
      "fetch-and-add of one int64 (native UCP ADD), old value returned"},
+    {"fadd_cpu", "rmw", METRIC_LAT, 8, 8, 0, 0, NULL, NULL,
+     .rmx = bench_cpu_fadd, .ucp = no_baseline,
+     "the floor under fadd: a bare CPU fetch-add on a word of rank 0's own window, no call "
+     "(rmx column; raw UCP: n/a)"},
     {"swap", "rmw", METRIC_LAT, 8, 8, 0, 0, NULL, NULL, BODIES(swap),
      "atomic swap of one int64 (native UCP SWAP)"},
     {"cswap", "rmw", METRIC_LAT, 8, 8, 0, 0, NULL, NULL, BODIES(cswap),
