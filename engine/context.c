@@ -61,7 +61,7 @@ int rmx_mt_lock(rmx_ctx_t *ctx)
 {
     pthread_mutex_lock(&ctx->mt_lock);
     rmx_mt_held = ctx;
-    ctx->mt_inside++;
+    __atomic_add_fetch(&ctx->mt_inside, 1, __ATOMIC_RELAXED); /* read without the lock too */
     /* Checked again under the lock: finalize may have begun or ended while we waited for it. */
     return ctx->magic == RMX_CTX_MAGIC && !ctx->mt_closing ? RMX_OK : RMX_ERR_CTX;
 }
@@ -69,10 +69,10 @@ int rmx_mt_lock(rmx_ctx_t *ctx)
 int rmx_mt_unlock_ret(rmx_ctx_t *ctx, int rc)
 {
     if (rmx_mt_collective_mine) {
-        ctx->mt_collective = 0;
+        __atomic_store_n(&ctx->mt_collective, 0, __ATOMIC_RELAXED); /* read without the lock */
         rmx_mt_collective_mine = 0;
     }
-    ctx->mt_inside--;
+    __atomic_sub_fetch(&ctx->mt_inside, 1, __ATOMIC_RELAXED);
     rmx_mt_held = NULL;
     pthread_mutex_unlock(&ctx->mt_lock);
     return rc;
@@ -533,6 +533,10 @@ int rmx_init(const rmx_config_t *cfg, rmx_ctx_t **out)
 int rmx_finalize(rmx_ctx_t *ctx)
 {
     int rc = rmx_ctx_check(ctx);
+    /* Another thread inside a call: refused at once, not once that call let go of the lock (it
+     * may hold it while it waits for a peer: rmx_collective_check). */
+    if (rc == RMX_MT_LOCK && __atomic_load_n(&ctx->mt_inside, __ATOMIC_RELAXED) > 0)
+        return RMX_ERR_THREAD;
     if (rc != RMX_OK)
         return RMX_MT_RETRY(rc, ctx, rmx_finalize(ctx));
     /* RMX_THREAD_MULTIPLE: not under another thread's feet (rmx.h, Threads); once begun, every

@@ -291,6 +291,12 @@ static inline int rmx_win_check(rmx_win_t *win)
     return rc;
 }
 
+/* RMX_THREAD_MULTIPLE, read without the lock: some thread is inside a collective call. */
+static inline int rmx_mt_in_collective(const rmx_ctx_t *ctx)
+{
+    return __atomic_load_n(&ctx->mt_collective, __ATOMIC_RELAXED);
+}
+
 /* A collective call (rmx.h, Threads): at RMX_THREAD_MULTIPLE one at a time per rank, another
  * thread's is RMX_ERR_THREAD; the mark goes when the lock does (rmx_mt_unlock_ret).  Call once
  * the check passed. */
@@ -298,11 +304,24 @@ static inline int rmx_collective_enter(rmx_ctx_t *ctx)
 {
     if (!ctx->mt)
         return RMX_OK;
-    if (ctx->mt_collective)
+    if (rmx_mt_in_collective(ctx))
         return RMX_ERR_THREAD;
-    ctx->mt_collective = 1;
+    __atomic_store_n(&ctx->mt_collective, 1, __ATOMIC_RELAXED);
     rmx_mt_collective_mine = 1;
     return RMX_OK;
+}
+
+/* The checks a collective entry point begins with: the context's (rmx_ctx_check), then
+ * rmx_collective_enter.  A thread not let in yet (RMX_MT_LOCK) learns without the lock that
+ * another thread is inside a collective: that one may hold the lock while it waits for a peer
+ * (a flush over tcp that only the peer's progress answers, under RMX_PROGRESS=none), and the
+ * second would block until it ended, then run as a collective the other ranks never call. */
+static inline int rmx_collective_check(rmx_ctx_t *ctx)
+{
+    int rc = rmx_ctx_check(ctx);
+    if (rc == RMX_OK)
+        return rmx_collective_enter(ctx);
+    return rc == RMX_MT_LOCK && rmx_mt_in_collective(ctx) ? RMX_ERR_THREAD : rc;
 }
 
 /* A wait on other ranks, between two polls: at RMX_THREAD_MULTIPLE let the rank's other threads

@@ -360,9 +360,7 @@ int rmx_sync_memory(rmx_ctx_t *ctx)
 
 int rmx_sync_all(rmx_ctx_t *ctx)
 {
-    int rc = rmx_ctx_check(ctx);
-    if (rc == RMX_OK)
-        rc = rmx_collective_enter(ctx);
+    int rc = rmx_collective_check(ctx);
     if (rc != RMX_OK)
         return RMX_MT_RETRY(rc, ctx, rmx_sync_all(ctx));
     /* Agreed: when one rank's operations did not complete, every rank learns it. */

@@ -209,9 +209,7 @@ static int window_open(rmx_ctx_t *ctx, void *user_base, size_t len, int allocate
 /* Collective: the argument checks below do not return at once (see window_open). */
 int rmx_win_allocate(rmx_ctx_t *ctx, size_t len, void **base, rmx_win_t **win)
 {
-    int rc = rmx_ctx_check(ctx);
-    if (rc == RMX_OK)
-        rc = rmx_collective_enter(ctx);
+    int rc = rmx_collective_check(ctx);
     if (rc != RMX_OK)
         return RMX_MT_RETRY(rc, ctx, rmx_win_allocate(ctx, len, base, win));
     if (win != NULL)
@@ -229,9 +227,7 @@ int rmx_win_allocate(rmx_ctx_t *ctx, size_t len, void **base, rmx_win_t **win)
 
 int rmx_win_create(rmx_ctx_t *ctx, void *base, size_t len, rmx_win_t **win)
 {
-    int rc = rmx_ctx_check(ctx);
-    if (rc == RMX_OK)
-        rc = rmx_collective_enter(ctx);
+    int rc = rmx_collective_check(ctx);
     if (rc != RMX_OK)
         return RMX_MT_RETRY(rc, ctx, rmx_win_create(ctx, base, len, win));
     if (win != NULL)
@@ -284,6 +280,8 @@ int rmx_win_free(rmx_win_t **winp)
     }
     if (rc == RMX_OK)
         rc = rmx_collective_enter(win->ctx);
+    else if (rc == RMX_MT_LOCK && win->parent == NULL && rmx_mt_in_collective(win->ctx))
+        rc = RMX_ERR_THREAD; /* at once, as rmx_collective_check says why */
     if (rc != RMX_OK)
         return RMX_MT_RETRY(rc, win->ctx, rmx_win_free(winp));
     rmx_ctx_t *ctx = win->ctx;

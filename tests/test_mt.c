@@ -10,6 +10,8 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include "harness.h"
 
 #define NTHREADS 4
@@ -398,6 +400,60 @@ static int rank_second_collective(const rmx_config_t *cfg, void *arg)
 Test(mt, second_collective_and_finalize_beside_a_call_are_refused, .timeout = RMX_T(90))
 {
     run_ranks(2, rank_second_collective, NULL);
+}
+
+/* The same while the peer sleeps outside rmx, under RMX_PROGRESS=none over tcp: the thread inside
+ * sync_all then waits, holding the context's lock, for a flush only the sleeper can answer; the
+ * second collective blocked on that lock until the first ended and then ran as a collective of
+ * its own, a step ahead of the other ranks (a header-only tester's find).  Refused at once. */
+static int rank_second_collective_peer_asleep(const rmx_config_t *cfg, void *arg)
+{
+    atomic_int *awake = arg;
+    setenv("UCX_TLS", "tcp,self", 1);
+    rmx_config_t c = multiple(cfg);
+    c.progress = RMX_PROGRESS_NONE;
+    rmx_ctx_t *ctx;
+    RANK_OK(rmx_init(&c, &ctx));
+    int me = rmx_rank(ctx);
+    void *base;
+    rmx_win_t *win;
+    RANK_OK(rmx_win_allocate(ctx, 64, &base, &win));
+    RANK_OK(rmx_sync_all(ctx));
+    if (me == 1) {
+        usleep((useconds_t)(RMX_T(1.5) * 1e6)); /* outside rmx: nobody serves rank 0 */
+        atomic_store(awake, 1);
+        RANK_OK(rmx_sync_all(ctx));
+    } else {
+        in_sync_all_t s = {.ctx = ctx};
+        pthread_t th;
+        RANK_ASSERT(pthread_create(&th, NULL, sync_all_thread, &s) == 0);
+        while (!atomic_load(&s.entered))
+            sched_yield();
+        usleep(300000); /* as above: the thread is inside sync_all by now */
+        RANK_RC(RMX_ERR_THREAD, rmx_sync_all(ctx));
+        void *b2;
+        rmx_win_t *w2 = NULL;
+        RANK_RC(RMX_ERR_THREAD, rmx_win_allocate(ctx, 64, &b2, &w2));
+        RANK_RC(RMX_ERR_THREAD, rmx_win_free(&win));
+        RANK_ASSERT(win != NULL, "a refused free keeps the handle");
+        RANK_RC(RMX_ERR_THREAD, rmx_finalize(ctx));
+        RANK_ASSERT(!atomic_load(awake), "refused only once the peer woke, not at once");
+        RANK_ASSERT(pthread_join(th, NULL) == 0);
+        RANK_OK(s.rc);
+    }
+    RANK_OK(rmx_win_free(&win));
+    RANK_OK(rmx_finalize(ctx));
+    return 0;
+}
+
+Test(mt, second_collective_is_refused_at_once_while_the_peer_sleeps, .timeout = RMX_T(90))
+{
+    atomic_int *awake = mmap(NULL, sizeof(*awake), PROT_READ | PROT_WRITE,
+                             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    cr_assert(awake != MAP_FAILED);
+    atomic_init(awake, 0);
+    run_ranks(2, rank_second_collective_peer_asleep, awake);
+    munmap(awake, sizeof(*awake));
 }
 
 static void *foreign_put(void *arg)
