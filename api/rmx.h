@@ -651,7 +651,7 @@ RMX_API int rmx_flush_local(rmx_win_t *win, int target);
  *    atomics, no worker involved.
  *  - Serving peers: a stream only issues.  Peers' operations on this rank's windows are served
  *    as before (rmx_progress_t): by the progress agent, or, under RMX_PROGRESS=none, inside the
- *    context's own calls.
+ *    context's own calls (rmx_stream_create among them: ranks may create streams at once).
  *  - Freeing: rmx_win_free on a bound handle unbinds it (local, not collective: its operations
  *    complete first).  A window cannot be freed while a bound handle of it exists on this rank
  *    (rmx_win_free of the window returns RMX_ERR_ARG on this rank and RMX_ERR_COLLECTIVE on the

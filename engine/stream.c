@@ -113,8 +113,10 @@ static int stream_connect(rmx_ctx_t *s, rmx_ctx_t *ctx)
         rmx_ucx_worker_address_release(&s->ucx, 1, own);
     }
     /* A rank dying during the handshake fails its endpoint: that rank alone is lost. */
+    rmx_ucx_serve_for(&s->ucx, &ctx->ucx);
     if (rc == RMX_OK && rmx_peers_wire_up(s, ctx->ctrl_remote) == RMX_ERR_TIMEOUT)
         rc = RMX_ERR_TIMEOUT;
+    rmx_ucx_serve_end(&s->ucx);
     return rc;
 }
 

@@ -1659,6 +1659,36 @@ Test(stream, tcp_stream_does_not_wait_for_a_blocked_context_call_3_ranks, .timeo
     run_ranks_cfg(3, rank_stream_beside_blocked_get, NULL, NULL, 45);
 }
 
+/* Every rank creates its first stream at once, under RMX_PROGRESS=none over tcp: each one's
+ * wire-up waits for the others to answer its handshake, which only a call of their context
+ * serves.  rmx_stream_create is one (rmx.h, Streams); it served nothing, and both ranks timed out
+ * after twice peer_timeout_s, one in two then aborting inside UCX on the late handshake reply (a
+ * header-only tester's find). */
+static int rank_streams_at_once_without_agent(const rmx_config_t *cfg0, void *arg)
+{
+    (void)arg;
+    setenv("UCX_TLS", "tcp,self", 1);
+    rmx_config_t cfg = *cfg0;
+    cfg.progress = RMX_PROGRESS_NONE;
+    rmx_ctx_t *ctx;
+    RANK_OK(rmx_init(&cfg, &ctx));
+    RANK_OK(rmx_sync_all(ctx));
+    double t0 = now_s();
+    rmx_stream_t *st;
+    RANK_OK(rmx_stream_create(ctx, &st));
+    double took = now_s() - t0;
+    RANK_ASSERT(took < RMX_T(3), "rmx_stream_create took %.3f s", took);
+    RANK_OK(rmx_stream_free(&st));
+    RANK_OK(rmx_sync_all(ctx));
+    RANK_OK(rmx_finalize(ctx));
+    return 0;
+}
+
+Test(stream, tcp_streams_created_at_once_without_agent_2_ranks, .timeout = RMX_T(90))
+{
+    run_ranks_cfg(2, rank_streams_at_once_without_agent, NULL, NULL, 80);
+}
+
 /* ---------------------------------------------------------------- lifecycle */
 /* A stream made before any window exists: windows allocated (or created) afterwards are bound
  * to it and reached through its endpoints; a window freed and another made, bound to the same

@@ -325,6 +325,25 @@ static inline void rmx_ucx_tick(rmx_ucx_t *u)
     }
 }
 
+/* From here until rmx_ucx_serve_end, a stream's waits (u) also serve peers through its parent's
+ * service worker, when no agent does (RMX_PROGRESS=none): rmx_stream_create is a call of the
+ * context, and peers wiring up their own streams at the same time wait for its answers while
+ * it waits for theirs.  The owner thread holds the parent meanwhile (its lock, at MULTIPLE). */
+static inline void rmx_ucx_serve_for(rmx_ucx_t *u, const rmx_ucx_t *parent)
+{
+    if (parent->agent_running)
+        return;
+    u->service = parent->service;
+    u->serve_every_progress = 1;
+}
+
+/* The stream issues only again (before anything closes it: the service worker is the parent's). */
+static inline void rmx_ucx_serve_end(rmx_ucx_t *u)
+{
+    u->service = NULL;
+    u->serve_every_progress = 0;
+}
+
 /* The clock part of rmx_ucx_idle_expired; out of line, as it runs once in 1024 idle rounds. */
 int rmx_ucx_deadline_passed(rmx_ucx_t *u, double *deadline);
 
