@@ -400,7 +400,7 @@ void _gfortran_caf_deregister(caf_token_t **token, int type, int *stat, char *er
                  "coarray is not registered");
         return;
     }
-    if (type != 0 || (*token)->kind == CAF_REG_ALLOC_REGISTER_ONLY) {
+    if (type != 0 || caf_component_token(token)) {
         /* CAF_DEREGTYPE_COARRAY_DEALLOCATE_ONLY, or the token of a component */
         caf_deregister_component(token, type, stat, errmsg, errmsg_len);
         return;

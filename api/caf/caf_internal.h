@@ -147,6 +147,7 @@ typedef struct caf_token {
      * coarray with a window of its own, where every copy starts at displacement 0. */
     size_t *disp;
     caf_team_t *team; /* the team current at allocation (NULL: the initial team) */
+    struct caf_token **home; /* a component's: the field gfortran keeps it in (caf_ref.c) */
 } caf_token_t;
 
 /* Where engine rank `rank`'s copy of the coarray starts in t->win. */
@@ -208,6 +209,10 @@ void caf_unsupported(const char *entry, int *stat, char *errmsg, size_t errmsg_l
 /* Deallocate every coarray allocated while `team` was current (END TEAM). */
 int caf_release_team_coarrays(caf_team_t *team);
 void caf_team_reset(void); /* at finalize */
+
+/* Whether *token is a component token this image made for that very field (caf_ref.c): gfortran
+ * may hand over a field it never initialized. */
+int caf_component_token(caf_token_t **token);
 
 /* ---- allocatable components of derived-type coarrays (caf_ref.c): CAF_REG_ALLOC_REGISTER_ONLY
  * makes a component's token, CAF_REG_ALLOC_ALLOCATE_ONLY allocates its memory in the heap. */

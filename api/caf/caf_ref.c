@@ -5,6 +5,7 @@
  * the result), references through derived-type components (x[i]%comp(:)), and the registration
  * of allocatable components of derived-type coarrays.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -437,20 +438,87 @@ void _gfortran_caf_send_by_ref(caf_token_t *token, int image_index, caf_desc_t *
  * hidden field of the object), and at each ALLOCATE of the component (ALLOCATE_ONLY, on this
  * image alone).  The memory comes from this image's heap window, so other images reach it by
  * reading the component's descriptor and translating its address (follow_component). */
+
+/* The component tokens this image made, by address: an open-addressing set (linear probing,
+ * tombstones), since an array of derived type has a token per element and component.  A token
+ * field gfortran 12 never initialized holds stack garbage: an allocatable component inside a
+ * component that is not allocatable (x%in%arr) gets no REGISTER_ONLY at start-up, and the
+ * object's initializer copies a stack temporary over the field.  Only a pointer found here, made
+ * for that same field, is dereferenced. */
+#define COMP_GONE ((caf_token_t *)1)
+static caf_token_t **comp_set;
+static unsigned comp_bits;     /* capacity 2^comp_bits, 0 while there is none */
+static size_t comp_used;       /* live entries and tombstones */
+
+static size_t comp_hash(const caf_token_t *t)
+{
+    return (size_t)((((uintptr_t)t >> 4) * 0x9E3779B97F4A7C15ull) >> (64 - comp_bits));
+}
+
+/* Index of t's slot, or of the empty slot where it would go (SIZE_MAX: no set yet). */
+static size_t comp_probe(const caf_token_t *t)
+{
+    if (comp_bits == 0)
+        return SIZE_MAX;
+    size_t mask = ((size_t)1 << comp_bits) - 1;
+    for (size_t i = comp_hash(t);; i = (i + 1) & mask)
+        if (comp_set[i] == t || comp_set[i] == NULL)
+            return i;
+}
+
+static int comp_add(caf_token_t *t)
+{
+    if ((comp_used + 1) * 2 > ((size_t)1 << comp_bits)) { /* at most half full: rebuild */
+        caf_token_t **old = comp_set;
+        size_t old_cap = comp_bits ? (size_t)1 << comp_bits : 0;
+        unsigned bits = comp_bits ? comp_bits + 1 : 6;
+        caf_token_t **set = calloc((size_t)1 << bits, sizeof(*set));
+        if (set == NULL)
+            return RMX_ERR_NOMEM;
+        comp_set = set;
+        comp_bits = bits;
+        comp_used = 0;
+        for (size_t i = 0; i < old_cap; i++)
+            if (old[i] != NULL && old[i] != COMP_GONE) {
+                comp_set[comp_probe(old[i])] = old[i];
+                comp_used++;
+            }
+        free(old);
+    }
+    comp_set[comp_probe(t)] = t;
+    comp_used++;
+    return RMX_OK;
+}
+
+static void comp_remove(caf_token_t *t)
+{
+    size_t i = comp_probe(t);
+    if (i != SIZE_MAX && comp_set[i] == t)
+        comp_set[i] = COMP_GONE; /* still counted in comp_used until the next rebuild */
+}
+
+int caf_component_token(caf_token_t **token)
+{
+    size_t i = comp_probe(*token);
+    return *token != NULL && i != SIZE_MAX && comp_set[i] == *token && (*token)->home == token;
+}
+
 void caf_register_component(size_t size, int type, caf_token_t **token, caf_desc_t *desc,
                             int *stat, char *errmsg, size_t errmsg_len)
 {
     static const char entry[] = "_gfortran_caf_register";
     (void)caf_ctx(); /* the heap exists once the context does */
-    caf_token_t *t = *token;
+    caf_token_t *t = caf_component_token(token) ? *token : NULL;
     if (type == CAF_REG_ALLOC_REGISTER_ONLY || t == NULL) {
         t = calloc(1, sizeof(*t));
-        if (t == NULL) {
+        if (t == NULL || comp_add(t) != RMX_OK) {
+            free(t);
             caf_fail(entry, stat, errmsg, errmsg_len, CAF_STAT_RMX_BASE - RMX_ERR_NOMEM,
                      "out of memory");
             return;
         }
         t->kind = CAF_REG_ALLOC_REGISTER_ONLY;
+        t->home = token;
         *token = t;
         if (type == CAF_REG_ALLOC_REGISTER_ONLY) {
             caf_ok(stat);
@@ -481,6 +549,12 @@ void caf_deregister_component(caf_token_t **token, int type, int *stat, char *er
                               size_t errmsg_len)
 {
     (void)errmsg, (void)errmsg_len;
+    if (!caf_component_token(token)) { /* never allocated here: nothing of ours to free */
+        if (type == 0)
+            *token = NULL;
+        caf_ok(stat);
+        return;
+    }
     caf_token_t *t = *token;
     if (t->base != NULL)
         caf_heap_free((size_t)((char *)t->base - caf_heap_base()));
@@ -488,6 +562,7 @@ void caf_deregister_component(caf_token_t **token, int type, int *stat, char *er
     t->win = NULL;
     t->size = 0;
     if (type == 0) { /* the whole component goes, token too */
+        comp_remove(t);
         free(t);
         *token = NULL;
     }

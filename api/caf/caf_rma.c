@@ -826,6 +826,28 @@ int caf_get_desc(const char *entry, caf_token_t *t, int target, ptrdiff_t disp,
     return rc;
 }
 
+/* gfortran 12 describes a substring of another image's character coarray (x[i](3:7)) by the
+ * substring's offset and the whole variable's length.  Characters past what the destination
+ * keeps are never used (assignment truncates), and for a scalar or the last element they lie past
+ * the coarray's end: read min(source, destination) characters of each element, and of a scalar
+ * no more than the coarray holds from the offset (`avail` bytes).  (A destination longer than
+ * the substring then gets characters after it instead of blanks: gfortran passes nothing that
+ * would tell; OpenCoarrays reads the same.) */
+static void narrow_characters(elem_type_t *st, caf_section_t *rs, const elem_type_t *dt,
+                              size_t avail)
+{
+    if (st->type != CAF_BT_CHARACTER || dt->type != CAF_BT_CHARACTER || st->kind <= 0 ||
+        dt->kind <= 0)
+        return;
+    size_t k = (size_t)st->kind, n = st->size / k, dlen = dt->size / (size_t)dt->kind;
+    if (dlen < n)
+        n = dlen;
+    if (rs->rank == 0 && n * k > avail)
+        n = avail / k;
+    if (n > 0)
+        st->size = rs->elem = n * k; /* the elements' strides stay the variable's (span) */
+}
+
 void _gfortran_caf_get(caf_token_t *token, size_t offset, int image_index, caf_desc_t *src,
                        caf_vector_t *src_vector, caf_desc_t *dest, int src_kind, int dst_kind,
                        bool may_require_tmp, int *stat)
@@ -843,6 +865,7 @@ void _gfortran_caf_get(caf_token_t *token, size_t offset, int image_index, caf_d
     } else {
         caf_section_t rs;
         caf_section_of(src, &rs);
+        narrow_characters(&st, &rs, &dt, token->size > offset ? token->size - offset : 0);
         rc = caf_get_desc(entry, token, target, (ptrdiff_t)offset, &rs, &st, dest, &dt,
                           may_require_tmp, stat);
     }

@@ -15,6 +15,15 @@ program caf_components
     type(u), allocatable :: us(:)
     integer, allocatable :: s
   end type
+  ! An allocatable component inside a component that is not allocatable: gfortran 12 makes no
+  ! token for it at start-up (the object's initializer copies a stack temporary over the token
+  ! field), so ALLOCATE finds whatever was on the stack there.
+  type inner
+    integer, allocatable :: arr(:)
+  end type
+  type outer
+    type(inner) :: in
+  end type
   type t2
     real, pointer :: p(:) => null()           ! allocated by ALLOCATE: reachable like a component
     character(len=:), allocatable :: str      ! deferred length
@@ -22,6 +31,7 @@ program caf_components
   type(t) :: x[*]
   type(t), allocatable :: y[:]
   type(t2) :: z[*]
+  type(outer) :: q[*]
   character(len=5) :: str
   integer :: me, np, j, i, k
   real :: v(3), r, b2(2), col(4), bj(4, 5)
@@ -126,6 +136,23 @@ program caf_components
   call check(size(whole) == 2 .and. all(whole == [7.0, 8.0]), 'x[np]%a reallocated')
   sync all
   deallocate(y)
+
+  ! Nested: allocated on every image (a different size on each), read through two components.
+  allocate(q%in%arr(4 + me))
+  q%in%arr = [(100 * me + k, k = 1, 4 + me)]
+  sync all
+  j = mod(me, np) + 1
+  whole = q[j]%in%arr(2:4)
+  call check(size(whole) == 3 .and. all(whole == [(100 * j + k, k = 2, 4)]), 'q[j]%in%arr(2:4)')
+  call check(size(q[j]%in%arr) == 4 + j, 'size(q[j]%in%arr)')
+  sync all
+  deallocate(q%in%arr)
+  allocate(q%in%arr(2))
+  q%in%arr = [-me, me]
+  sync all
+  whole = q[j]%in%arr
+  call check(all(whole == [-j, j]), 'q[j]%in%arr reallocated')
+  sync all
 
   if (me == 1) then
     write(*, '(a, i0, a)') 'components: ', np, ' images agree'

@@ -37,6 +37,10 @@ program caf_convert
   character(len=2, kind=4) :: u2[*]
   character(len=3, kind=1) :: aa(3)[*]
   character(len=4, kind=4) :: uu(3)[*], uul(3)
+  character(len=12, kind=1) :: nm[*], ww(4)[*]
+  character(len=5, kind=1) :: sub5
+  character(len=3, kind=1) :: sub3
+  character(len=12, kind=1) :: held
   real(16) :: q
 
   me = this_image()
@@ -1357,6 +1361,21 @@ program caf_convert
   sync all
   if (u5 /= 4_'abc  ') error stop 'sendget character kind 1 -> 4'
   if (a5 /= 'A??  ') error stop 'sendget character kind 4 -> 1, codes above 255'
+
+  ! ---- substrings of another image's character coarray not starting at 1: gfortran 12 passes
+  ! the offset of the substring and the length of the whole variable, so only the destination's
+  ! length says what to read (the variable's end is past the window's for a scalar or the last
+  ! element)
+  ww = ['first-elem-1', 'second-ele-2', 'third-elem-3', 'last-elemnt4']
+  write (nm, '(a, i0, a)') 'image_', me, '_xyz'
+  sync all
+  sub5 = nm[right](3:7)
+  write (held, '(a, i0, a)') 'image_', right, '_xyz'   ! what image `right` holds
+  if (sub5 /= held(3:7)) error stop 'get substring (3:7) of a scalar'
+  sub3 = ww(4)[right](3:5)
+  if (sub3 /= 'st-') error stop 'get substring (3:5) of the last element'
+  sub3 = ww(2)[right](3:5)
+  if (sub3 /= 'con') error stop 'get substring (3:5) of an element'
 
   sync all
   if (me == 1) write (*, '(a)') 'Test passed.'
