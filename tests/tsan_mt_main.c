@@ -29,6 +29,9 @@ int main(void)
         {"contended_win_lock_lets_other_threads_put", 2, rank_wait_lets_others_in, 1},
         {"second_collective_and_finalize_beside_a_call_are_refused", 2, rank_second_collective,
          0},
+        /* its `awake` flag is the rank's own copy here: the refusals run, the timing check not */
+        {"second_collective_is_refused_at_once_while_the_peer_sleeps", 2,
+         rank_second_collective_peer_asleep, 0},
     };
     int bad = 0;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
