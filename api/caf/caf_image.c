@@ -253,7 +253,9 @@ typedef struct heap_rec {
     int64_t ok;
 } heap_rec_t;
 
-static int register_in_team(caf_team_t *team, caf_token_t *t)
+/* *heap_full: this image's copy did not fit in its heap window (the caller says so, through
+ * ERRMSG= when the program gave STAT=). */
+static int register_in_team(caf_team_t *team, caf_token_t *t, int *heap_full)
 {
     size_t d = caf_heap_alloc(t->size);
     heap_rec_t mine = {.disp = d, .ok = d != (size_t)-1};
@@ -265,14 +267,13 @@ static int register_in_team(caf_team_t *team, caf_token_t *t)
         memset(caf_heap_base() + d, 0, t->size);
     heap_rec_t dummy[1];
     int rc = caf_team_allgather(team, &mine, sizeof(mine), all != NULL ? all : dummy);
+    int others_failed = 0; /* this image's own failure is what it reports, wherever it stands */
     for (int i = 0; rc == RMX_OK && i < team->size; i++)
-        if (!all[i].ok)
-            rc = i == team->me ? RMX_ERR_NOMEM : RMX_ERR_COLLECTIVE;
+        others_failed |= i != team->me && !all[i].ok;
+    if (rc == RMX_OK && (!mine.ok || others_failed))
+        rc = !mine.ok ? RMX_ERR_NOMEM : RMX_ERR_COLLECTIVE;
+    *heap_full = d == (size_t)-1;
     if (rc != RMX_OK) {
-        if (d == (size_t)-1)
-            fprintf(stderr, "libcaf_rmx: _gfortran_caf_register: %zu bytes do not fit in the "
-                    "heap window (RMX_CAF_HEAP, default %zu MiB)\n", t->size,
-                    CAF_HEAP_DEFAULT >> 20);
         caf_heap_free(d);
         free(all);
         free(t->disp);
@@ -363,9 +364,9 @@ void _gfortran_caf_register(size_t size, int type, caf_token_t **token, caf_desc
     t->kind = type;
     t->size = window_bytes(size, type);
     caf_team_t *team = caf_team();
-    int rc;
+    int rc, heap_full = 0;
     if (team->parent != NULL) {
-        rc = register_in_team(team, t);
+        rc = register_in_team(team, t, &heap_full);
     } else {
         /* ALLOCATE of a coarray synchronizes all images: this image's segment ends here, and
          * the window creation below is collective.  A zero-size coarray still gets a non-NULL
@@ -377,10 +378,16 @@ void _gfortran_caf_register(size_t size, int type, caf_token_t **token, caf_desc
             rc = rmx_win_allocate(c, t->size > 0 ? t->size : 1, &t->base, &t->win);
     }
     if (rc != RMX_OK) {
+        size_t bytes = t->size;
         untrack_token(t);
         free(t);
         alloc_failed_image = is_allocate(type) && rc == RMX_ERR_PEER && stat != NULL;
-        caf_check(entry, rc, stat, errmsg, errmsg_len);
+        if (heap_full && rc == RMX_ERR_NOMEM) /* in ERRMSG= under STAT=, else the message */
+            caf_fail(entry, stat, errmsg, errmsg_len, stat_of(rc),
+                     "%zu bytes do not fit in the heap window (RMX_CAF_HEAP, default %zu MiB)",
+                     bytes, CAF_HEAP_DEFAULT >> 20);
+        else
+            caf_check(entry, rc, stat, errmsg, errmsg_len);
         return;
     }
     *token = t;

@@ -10,6 +10,9 @@ program caf_teams
   integer :: g[*]                          ! a coarray of the initial team
   integer, allocatable :: tc(:)[:]         ! allocated inside the team
   integer, allocatable :: members(:)
+  real(8), allocatable :: big(:)[:]
+  integer :: st
+  character(len=120) :: msg
   integer :: total
 
   me = this_image()
@@ -62,6 +65,11 @@ program caf_teams
       sync all
     end team
     call check(num_images() == nt, 'num_images after the nested END TEAM')
+    ! More than the heap window holds (RMX_CAF_HEAP, 256 MiB): STAT= and ERRMSG= say why (the
+    ! reason went to stderr, even under STAT=, and ERRMSG= said only "out of memory")
+    allocate(big(40000000)[*], stat=st, errmsg=msg)
+    call check(st /= 0 .and. .not. allocated(big), 'allocate beyond the heap window: STAT=')
+    call check(index(msg, 'do not fit in the heap window') > 0, 'allocate beyond the heap: ERRMSG=')
     deallocate(members)
     deallocate(tc)
   end team
