@@ -311,17 +311,21 @@ static inline int rmx_collective_enter(rmx_ctx_t *ctx)
     return RMX_OK;
 }
 
-/* The checks a collective entry point begins with: the context's (rmx_ctx_check), then
- * rmx_collective_enter.  A thread not let in yet (RMX_MT_LOCK) learns without the lock that
- * another thread is inside a collective: that one may hold the lock while it waits for a peer
- * (a flush over tcp that only the peer's progress answers, under RMX_PROGRESS=none), and the
- * second would block until it ended, then run as a collective the other ranks never call. */
+/* A collective's check result check_rc, or RMX_ERR_THREAD when this thread is not let in yet
+ * (RMX_MT_LOCK) and another thread is inside a collective, learned without the lock: that one may
+ * hold the lock while it waits for a peer (a flush over tcp that only the peer's progress
+ * answers, under RMX_PROGRESS=none), and this one would block until it ended, then run as a
+ * collective the other ranks never call. */
+static inline int rmx_collective_refused(const rmx_ctx_t *ctx, int check_rc)
+{
+    return check_rc == RMX_MT_LOCK && rmx_mt_in_collective(ctx) ? RMX_ERR_THREAD : check_rc;
+}
+
+/* The checks a collective entry point begins with: rmx_ctx_check, then rmx_collective_enter. */
 static inline int rmx_collective_check(rmx_ctx_t *ctx)
 {
     int rc = rmx_ctx_check(ctx);
-    if (rc == RMX_OK)
-        return rmx_collective_enter(ctx);
-    return rc == RMX_MT_LOCK && rmx_mt_in_collective(ctx) ? RMX_ERR_THREAD : rc;
+    return rc == RMX_OK ? rmx_collective_enter(ctx) : rmx_collective_refused(ctx, rc);
 }
 
 /* A wait on other ranks, between two polls: at RMX_THREAD_MULTIPLE let the rank's other threads
