@@ -280,8 +280,8 @@ int rmx_win_free(rmx_win_t **winp)
     }
     if (rc == RMX_OK)
         rc = rmx_collective_enter(win->ctx);
-    else if (win->parent == NULL) /* a collective: refused at once, as rmx_collective_check */
-        rc = rmx_collective_refused(win->ctx, rc);
+    else if (rc == RMX_MT_LOCK && win->parent == NULL) /* win is valid: a collective, refused */
+        rc = rmx_collective_refused(win->ctx, rc);            /* at once, as rmx_collective_check */
     if (rc != RMX_OK)
         return RMX_MT_RETRY(rc, win->ctx, rmx_win_free(winp));
     rmx_ctx_t *ctx = win->ctx;
