@@ -453,10 +453,7 @@ static int release_context(rmx_ctx_t *ctx, int boot_open, int finalizing)
     ctx->xchg = NULL;
     pthread_mutex_lock(&process_lock);
     rmx_ucx_close(&ctx->ucx);
-    if (ctx->topo_held)
-        rmx_topo_release();
     pthread_mutex_unlock(&process_lock);
-    ctx->topo_held = 0;
     if (boot_open)
         ctx->boot.fini(&ctx->boot);
     return rc;
@@ -499,12 +496,9 @@ int rmx_init(const rmx_config_t *cfg, rmx_ctx_t **out)
     ctx->log.rank = ctx->rank;
 
     pthread_mutex_lock(&process_lock);
-    rc = rmx_topo_acquire();
-    if (rc == RMX_OK) {
-        ctx->topo_held = 1;
-        /* before the worker exists; resolves cfg.bind (RMX_BIND) for the info report */
+    rc = rmx_topo_load();
+    if (rc == RMX_OK) /* before the worker exists; resolves cfg.bind (RMX_BIND) for the report */
         rc = rmx_topo_bind(&ctx->cfg.bind, ctx->boot.local_rank, &ctx->log);
-    }
     if (rc == RMX_OK)
         rc = rmx_ucx_open(&ctx->ucx, ctx->cfg.peer_timeout_s, ctx->mt, &ctx->log);
     pthread_mutex_unlock(&process_lock);

@@ -136,7 +136,6 @@ struct rmx_ctx {
     int direct;                     /* copies to and from mapped peers (cfg.direct on) */
     int direct_atomics;             /* and CPU atomics on them: agreed by every rank at init */
     rmx_stats_t stats;
-    int topo_held;
     rmx_logger_t log;               /* RMX_LOG (log.h): level, rank, time of init */
     /* RMX_THREAD_MULTIPLE (rmx.h): every entry point holds `mt_lock` (RMX_MT_RETRY); waits on
      * other ranks let it go between polls (rmx_ctx_yield).  All below under the lock. */

@@ -162,7 +162,7 @@ Test(thread, one_context_per_thread_side_by_side, .timeout = RMX_T(60))
 }
 
 /* rmx_topology_print, rmx_strerror and rmx_config_init need no context: any thread may call them
- * at any time, also while another thread creates and destroys contexts (which load and release
+ * at any time, also while another thread creates and destroys contexts (the first call loads
  * the process's hwloc topology). */
 static volatile int stop_printing;
 

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,50 +13,41 @@
 #include "topo.h"
 #include "../engine/log.h"
 
-/* rmx_topology_print may run in any thread at any time (rmx.h), beside contexts being created
- * and finalized in others: the reference count, loading and destroying are under this lock, and
- * so is the printing, which must not see the topology destroyed under it. */
+/* The topology is loaded once and kept until the process ends: loading it (with the I/O devices)
+ * reads sysfs for about 20 ms here, which every rmx_init and every rmx_topology_print without a
+ * context paid again while it was reference counted, and two threads printing in a loop could
+ * starve a third creating contexts behind the lock the loads held.  Once loaded it is never
+ * modified, and hwloc allows concurrent reads of a loaded topology, so only the load is under the
+ * lock.  It is not destroyed at exit: a thread of the process (an agent, a printer) may still read
+ * it then, and memory checkers see it reachable from here. */
 static pthread_mutex_t topo_lock = PTHREAD_MUTEX_INITIALIZER;
 static hwloc_topology_t topology;
-static int topology_users;
+static _Atomic int topology_loaded;
 
-static int acquire_locked(void)
+int rmx_topo_load(void)
 {
-    if (topology_users++ > 0)
+    if (atomic_load_explicit(&topology_loaded, memory_order_acquire))
         return RMX_OK;
-    if (hwloc_topology_init(&topology) != 0)
-        goto fail;
-    /* Keep network and block devices so rmx_topology_print can name the NICs. */
-    hwloc_topology_set_io_types_filter(topology, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
-    if (hwloc_topology_load(topology) != 0) {
-        hwloc_topology_destroy(topology);
-        goto fail;
-    }
-    return RMX_OK;
-fail:
-    topology_users = 0;
-    return RMX_ERR_NOMEM;
-}
-
-static void release_locked(void)
-{
-    if (topology_users > 0 && --topology_users == 0)
-        hwloc_topology_destroy(topology);
-}
-
-int rmx_topo_acquire(void)
-{
+    int rc = RMX_OK;
     pthread_mutex_lock(&topo_lock);
-    int rc = acquire_locked();
+    if (!atomic_load_explicit(&topology_loaded, memory_order_relaxed)) {
+        hwloc_topology_t t;
+        if (hwloc_topology_init(&t) != 0)
+            rc = RMX_ERR_NOMEM;
+        else {
+            /* Keep network and block devices so rmx_topology_print can name the NICs. */
+            hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+            if (hwloc_topology_load(t) != 0) {
+                hwloc_topology_destroy(t);
+                rc = RMX_ERR_NOMEM;
+            } else {
+                topology = t;
+                atomic_store_explicit(&topology_loaded, 1, memory_order_release);
+            }
+        }
+    }
     pthread_mutex_unlock(&topo_lock);
     return rc;
-}
-
-void rmx_topo_release(void)
-{
-    pthread_mutex_lock(&topo_lock);
-    release_locked();
-    pthread_mutex_unlock(&topo_lock);
 }
 
 static int parse_bind_env(rmx_bind_t *how, const rmx_logger_t *lg)
@@ -110,8 +102,7 @@ int rmx_topo_binding(char *buf, size_t len)
     if (buf == NULL || len == 0)
         return RMX_ERR_ARG;
     buf[0] = '\0';
-    pthread_mutex_lock(&topo_lock);
-    int rc = acquire_locked();
+    int rc = rmx_topo_load();
     if (rc == RMX_OK) {
         hwloc_bitmap_t bound = hwloc_bitmap_alloc();
         if (bound != NULL && hwloc_get_cpubind(topology, bound, HWLOC_CPUBIND_PROCESS) == 0)
@@ -119,15 +110,13 @@ int rmx_topo_binding(char *buf, size_t len)
         else
             rc = RMX_ERR_UNSUPPORTED;
         hwloc_bitmap_free(bound);
-        release_locked();
     }
-    pthread_mutex_unlock(&topo_lock);
     return rc;
 }
 
 void rmx_topo_place_local(void *addr, size_t len)
 {
-    if (topology_users == 0 || addr == NULL || len == 0)
+    if (!atomic_load_explicit(&topology_loaded, memory_order_acquire) || addr == NULL || len == 0)
         return;
     hwloc_bitmap_t cpu = hwloc_bitmap_alloc();
     if (cpu == NULL)
@@ -145,23 +134,19 @@ void rmx_topo_place_local(void *addr, size_t len)
     hwloc_bitmap_free(cpu);
 }
 
-static void print_locked(FILE *out);
+static void print_topology(FILE *out);
 
 int rmx_topology_print(FILE *out)
 {
     if (out == NULL)
         return RMX_ERR_ARG;
-    pthread_mutex_lock(&topo_lock);
-    int rc = acquire_locked();
-    if (rc == RMX_OK) {
-        print_locked(out);
-        release_locked();
-    }
-    pthread_mutex_unlock(&topo_lock);
+    int rc = rmx_topo_load();
+    if (rc == RMX_OK)
+        print_topology(out);
     return rc;
 }
 
-static void print_locked(FILE *out)
+static void print_topology(FILE *out)
 {
     int cores = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_CORE);
     int pus = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_PU);

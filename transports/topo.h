@@ -9,9 +9,8 @@
 #include <stdio.h>
 #include "../api/rmx.h"
 
-/* Load the topology (reference counted: the first call loads, later ones share it). */
-int rmx_topo_acquire(void);
-void rmx_topo_release(void);
+/* Load the topology if no call has yet (it is then kept until the process ends; any thread). */
+int rmx_topo_load(void);
 struct rmx_logger;
 /* RMX_BIND_ENV reads RMX_BIND=none|core|numa (*how then becomes what it named).  Must run before
  * the UCP worker is created, because UCX chooses its devices by the process's affinity.  Returns
