@@ -158,6 +158,13 @@ $(BUILD)/tests/caf/%: tests/caf/%.f90 tests/caf/check.inc $(BUILD)/libcaf_rmx.a 
 # Unoptimized, gfortran leaves the stack's contents in the token field caf_nested is about.
 $(BUILD)/tests/caf/caf_nested: CAF_FFLAGS += -O0
 
+# caf_oom fails one malloc of its choosing (tests/caf/fail_malloc.c).
+$(BUILD)/tests/caf/caf_oom: CAF_FFLAGS += $(BUILD)/tests/caf/fail_malloc.o
+$(BUILD)/tests/caf/caf_oom: $(BUILD)/tests/caf/fail_malloc.o
+$(BUILD)/tests/caf/fail_malloc.o: tests/caf/fail_malloc.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -c -o $@ $<
+
 caf: $(BUILD)/libcaf_rmx.a $(BUILD)/libcaf_rmx.so $(BUILD)/libcaf_rmx.so.$(VERSION_MAJOR) \
      $(CAF_TOOLS) $(CAF_PROG)
 

@@ -92,6 +92,7 @@ CAF_TEST(caf_convert)
 CAF_TEST(caf_vector_ref)
 CAF_TEST(caf_answers)
 CAF_TEST(caf_nested)
+CAF_TEST(caf_oom)
 
 /* Run caf_random_init on 2 images: its exit status, and the hexadecimal values on its lines
  * "repeatable draw X" and "non-repeatable draw Y" (image 1's first draws, on stderr).  Its own

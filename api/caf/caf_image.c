@@ -265,10 +265,9 @@ static int register_in_team(caf_team_t *team, caf_token_t *t, int *heap_full)
         mine.ok = 0;
     if (mine.ok) /* zeroed, as a fresh window is: lock and event variables start unlocked/0 */
         memset(caf_heap_base() + d, 0, t->size);
-    heap_rec_t dummy[1];
-    int rc = caf_team_allgather(team, &mine, sizeof(mine), all != NULL ? all : dummy);
+    int rc = caf_team_allgather(team, &mine, sizeof(mine), all); /* all == NULL: mine.ok is 0 */
     int others_failed = 0; /* this image's own failure is what it reports, wherever it stands */
-    for (int i = 0; rc == RMX_OK && i < team->size; i++)
+    for (int i = 0; rc == RMX_OK && mine.ok && i < team->size; i++)
         others_failed |= i != team->me && !all[i].ok;
     if (rc == RMX_OK && (!mine.ok || others_failed))
         rc = !mine.ok ? RMX_ERR_NOMEM : RMX_ERR_COLLECTIVE;

@@ -129,7 +129,9 @@ int caf_team_sync(caf_team_t *t);
 /* SYNC IMAGES with every other image of the team (rmx_sync_images: pairwise, matched per pair). */
 int caf_team_sync_others(caf_team_t *t);
 /* Every member contributes `len` (<= CAF_EXCHANGE_MAX) bytes; all[i * len] receives team image
- * i's.  Collective over the team; ends with caf_team_sync.  Returns an rmx code. */
+ * i's.  Collective over the team; ends with caf_team_sync.  all may be NULL: a member that could
+ * not allocate it still takes part (the others would wait for it), and receives nothing.  Returns
+ * an rmx code. */
 #define CAF_EXCHANGE_MAX 16
 int caf_team_allgather(caf_team_t *t, const void *mine, size_t len, void *all);
 

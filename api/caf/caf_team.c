@@ -84,7 +84,10 @@ int caf_team_sync(caf_team_t *t)
 
 int caf_team_sync_others(caf_team_t *t)
 {
-    int *others = malloc((size_t)(t->size > 1 ? t->size - 1 : 1) * sizeof(int));
+    /* Teams of up to 257 images need no allocation (which, failing, would leave the others
+     * waiting for this image). */
+    int few[256];
+    int *others = t->size - 1 <= 256 ? few : malloc((size_t)(t->size - 1) * sizeof(int));
     if (others == NULL)
         return RMX_ERR_NOMEM;
     int k = 0;
@@ -92,7 +95,8 @@ int caf_team_sync_others(caf_team_t *t)
         if (i != t->me)
             others[k++] = t->ranks[i];
     int rc = rmx_sync_images(caf_ctx(), others, k);
-    free(others);
+    if (others != few)
+        free(others);
     return rc;
 }
 
@@ -114,7 +118,7 @@ int caf_team_allgather(caf_team_t *t, const void *mine, size_t len, void *all)
     int src = caf_team_sync(t);
     if (rc == RMX_OK)
         rc = src;
-    if (rc != RMX_OK)
+    if (rc != RMX_OK || all == NULL)
         return rc;
     for (int i = 0; i < t->size; i++)
         memcpy((char *)all + (size_t)i * len,
@@ -151,7 +155,7 @@ void _gfortran_caf_form_team(int team_id, caf_team_handle_t *team, int index)
                                                          : RMX_OK;
     if (bad != RMX_OK)
         mine.number = 0;
-    int rc = all != NULL ? caf_team_allgather(cur, &mine, sizeof(mine), all) : RMX_ERR_NOMEM;
+    int rc = caf_team_allgather(cur, &mine, sizeof(mine), all);
     if (rc == RMX_OK && bad == RMX_OK) {
         for (int i = 0; i < cur->size && rc == RMX_OK; i++)
             if (all[i].number <= 0)
