@@ -27,9 +27,9 @@ static const char help_text[] =
     "Measure rmx's one-sided operations beside the same operations on raw UCP.\n"
     "\n"
     "Without a launcher rmx_perf forks --ranks local ranks; under a PMIx launcher (mpirun,\n"
-    "srun --mpi=pmix, prterun) it uses the launched ranks.  Rank 0 puts to and gets from\n"
-    "--target; the other ranks wait.  Every point (test, size) is measured --reps times and\n"
-    "its row shows the median.\n"
+    "srun --mpi=pmix, prterun) or rmx's fork launcher (rmx_forkrun, rmxrun --launcher fork)\n"
+    "it uses the launched ranks.  Rank 0 puts to and gets from --target; the other ranks\n"
+    "wait.  Every point (test, size) is measured --reps times and its row shows the median.\n"
     "\n"
     "Tests:\n"
     "  -t, --test LIST      test names or groups, comma-separated (put, get, rmw, sub, sync,\n"
@@ -105,10 +105,20 @@ static const char help_text[] =
 
 /* Under a launcher every rank parses the same argv: only rank 0 (or a process that cannot
  * tell) says what is wrong, once, instead of once a rank. */
+int perf_launched(void)
+{
+    return getenv("PMIX_NAMESPACE") != NULL || getenv("RMX_FORK_RANK") != NULL;
+}
+
+int perf_rank0(void)
+{
+    const char *r = getenv(getenv("PMIX_NAMESPACE") != NULL ? "PMIX_RANK" : "RMX_FORK_RANK");
+    return r == NULL || strcmp(r, "0") == 0;
+}
+
 static int quiet_errors(void)
 {
-    const char *r = getenv("PMIX_RANK");
-    return r != NULL && strcmp(r, "0") != 0;
+    return !perf_rank0();
 }
 
 int perf_usage_error(const char *fmt, ...)
@@ -287,6 +297,21 @@ static const struct option long_opts[] = {
     {NULL, 0, NULL, 0},
 };
 
+/* What getopt_long refused: an unknown option, or a value given to a flag (--json=1: getopt
+ * then sets optopt to the flag's code, not a character to print). */
+static int bad_option(const char *arg)
+{
+    const char *eq = strchr(arg, '=');
+    if (strncmp(arg, "--", 2) == 0 && eq != NULL)
+        for (const struct option *lo = long_opts; lo->name != NULL; lo++)
+            if (lo->has_arg == no_argument && strlen(lo->name) == (size_t)(eq - arg - 2) &&
+                strncmp(lo->name, arg + 2, (size_t)(eq - arg - 2)) == 0)
+                return perf_usage_error("option '--%s' takes no value (%s)", lo->name, arg);
+    if (strncmp(arg, "--", 2) == 0 || optopt == 0)
+        return perf_usage_error("unknown option '%s'", arg);
+    return perf_usage_error("unknown option '-%c'", optopt);
+}
+
 static int add_file(const char *opt, const char *path, const char **list, int *n)
 {
     if (*n == PERF_MAX_FILES)
@@ -426,11 +451,8 @@ int perf_parse_args(int argc, char **argv, perf_opts_t *o)
             perf_print_help(stdout);
             return PERF_DONE;
         }
-        if (c == '?') {
-            if (optopt != 0)
-                return perf_usage_error("unknown option '-%c'", optopt);
-            return perf_usage_error("unknown option '%s'", argv[optind - 1]);
-        }
+        if (c == '?')
+            return bad_option(argv[optind - 1]);
         if (c == ':')
             return perf_usage_error("option '%s' needs a value", argv[optind - 1]);
         if (apply_option(c, optarg, o) != 0)

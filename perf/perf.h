@@ -209,9 +209,13 @@ int perf_share_u64(perf_env_t *e, uint64_t *v);  /* rank 0's *v reaches every ra
 
 /* ---- report.c */
 const char *perf_unit(perf_metric_t m);
-/* Median per (test, size) over the files: one other program's column, or (--merge) the run. */
-int perf_read_ext(perf_run_t *run, perf_ext_t which, const char *const *paths, int n);
-int perf_merge_runs(perf_run_t *run, const char *const *paths, int n);
+/* Median per (test, size) over the files: one other program's column, or (--merge) the run.
+ * Each returns 0, or -1 with why in err (a file that cannot be read, or is not the program's
+ * results: every line is checked; --merge's files must be runs of the same ranks, target and
+ * repetitions). */
+int perf_read_ext(perf_run_t *run, perf_ext_t which, const char *const *paths, int n, char *err,
+                  size_t errlen);
+int perf_merge_runs(perf_run_t *run, const char *const *paths, int n, char *err, size_t errlen);
 void perf_print_table(FILE *f, const perf_run_t *run, const perf_opts_t *o);
 void perf_print_csv(FILE *f, const perf_run_t *run, const perf_opts_t *o);
 void perf_print_json(FILE *f, const perf_run_t *run, const perf_opts_t *o);
@@ -227,6 +231,11 @@ int perf_plot_svg(const perf_run_t *run, FILE *f);
 int perf_parse_args(int argc, char **argv, perf_opts_t *o);
 void perf_print_help(FILE *f);
 int perf_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Started by a launcher: PMIx's (mpirun, srun --mpi=pmix, prterun: PMIX_NAMESPACE) or rmx's fork
+ * launcher's (rmx_forkrun, rmxrun --launcher fork: RMX_FORK_RANK); rmx_perf then forks nothing. */
+int perf_launched(void);
+/* Not launched, or the launched rank 0 (a process that cannot tell counts as rank 0). */
+int perf_rank0(void);
 size_t perf_largest_size(void);   /* the largest size any test measures */
 
 #endif

@@ -276,11 +276,14 @@ typedef struct {
     int n, cap;
 } entries_t;
 
+/* A measured value: "n/a" (NAN), or a positive finite number; -1 for anything else. */
 static double parse_value(const char *s)
 {
+    if (strcmp(s, "n/a") == 0)
+        return NAN;
     char *end;
     double v = strtod(s, &end);
-    return end == s ? NAN : v;
+    return end != s && *end == '\0' && isfinite(v) && v > 0 ? v : -1;
 }
 
 static int entries_add(entries_t *es, const entry_t *e)
@@ -320,30 +323,85 @@ static void read_comment(perf_run_t *run, int ext, const char *line)
         snprintf(run->ext_note[ext], sizeof(run->ext_note[ext]), "%s", p);
 }
 
-static int read_entries(perf_run_t *run, int ext, const char *path, entries_t *es)
+/* The test of a row, when the row is one rmx_perf could have written: a test it has, in that
+ * test's unit, at a size the test runs at. */
+static const perf_test_t *row_test(const entry_t *e, const char *unit)
+{
+    for (int i = 0; i < perf_ntests; i++) {
+        const perf_test_t *t = &perf_tests[i];
+        if (strcmp(t->name, e->test) == 0)
+            return strcmp(unit, perf_unit(t->metric)) == 0 && e->size >= t->min_len &&
+                           e->size <= t->max_len
+                       ? t
+                       : NULL;
+    }
+    return NULL;
+}
+
+/* One result file into es, every line checked: ext >= 0 another program's (its column header
+ * "test,size,unit,mpi" or "...,shmem"), -1 an rmx_perf --csv output (--merge: "...,rmx", and
+ * its "# rmx_perf:" line).  0, or -1 with why in err ("FILE:LINE: ..."). */
+static int read_entries(perf_run_t *run, int ext, const char *path, entries_t *es, char *err,
+                        size_t errlen)
 {
     FILE *f = fopen(path, "r");
-    if (f == NULL)
+    if (f == NULL) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
-    char line[512];
-    int rc = 0;
+    }
+    const char *key = ext < 0 ? "rmx" : ext == PERF_EXT_SHMEM ? "shmem" : "mpi";
+    char want[32], line[512];
+    int wl = snprintf(want, sizeof(want), "test,size,unit,%s", key);
+    int rc = 0, lineno = 0, header = 0, rmx_line = 0;
     while (rc == 0 && fgets(line, sizeof(line), f) != NULL) {
+        lineno++;
         line[strcspn(line, "\r\n")] = '\0';
         if (line[0] == '#') {
+            rmx_line |= strncmp(line, "# rmx_perf: ", 12) == 0;
+            if ((ext == PERF_EXT_MPI && strstr(line, "osc: sm") != NULL) ||
+                (ext == PERF_EXT_MPI_SM && strstr(line, "osc: ucx") != NULL)) {
+                snprintf(err, errlen, "%s:%d: Open MPI's results under osc %s: that is %s's "
+                         "file", path, lineno, ext == PERF_EXT_MPI ? "sm" : "ucx",
+                         ext == PERF_EXT_MPI ? "--mpi-sm" : "--mpi");
+                rc = -1;
+            }
             read_comment(run, ext, line);
+            continue;
+        }
+        if (!header) {
+            if (strncmp(line, want, (size_t)wl) != 0 || (line[wl] != '\0' && line[wl] != ',')) {
+                snprintf(err, errlen, "%s:%d: not %s's results: the column header should begin "
+                         "'%s'", path, lineno, ext < 0 ? "rmx_perf --csv" : perf_ext[ext].label,
+                         want);
+                rc = -1;
+            }
+            header = 1;
             continue;
         }
         entry_t e = {.a = NAN, .b = NAN};
         char unit[16], a[32] = "", b[32] = "";
         int got = sscanf(line, "%31[^,],%zu,%15[^,],%31[^,],%31[^,]", e.test, &e.size, unit, a, b);
-        if (got < 4)
-            continue; /* the column header, or not a row */
-        e.a = parse_value(a);
-        if (got == 5)
-            e.b = parse_value(b);
-        rc = entries_add(es, &e);
+        if (got >= 4) {
+            e.a = parse_value(a);
+            if (got == 5)
+                e.b = parse_value(b);
+        }
+        if (got < 4 || row_test(&e, unit) == NULL || e.a < 0 || e.b < 0) {
+            snprintf(err, errlen, "%s:%d: not a row rmx_perf writes (test,size,unit,value: a "
+                     "test of rmx_perf --list, in its unit, at a size it runs at, a positive "
+                     "value or n/a): '%.60s'", path, lineno, line);
+            rc = -1;
+        } else if (entries_add(es, &e) != 0) {
+            snprintf(err, errlen, "%s: out of memory", path);
+            rc = -1;
+        }
     }
     fclose(f);
+    if (rc == 0 && es->n == 0)
+        snprintf(err, errlen, "%s: no results in it", path), rc = -1;
+    if (rc == 0 && ext < 0 && !rmx_line)
+        snprintf(err, errlen, "%s: no '# rmx_perf:' line: not an rmx_perf --csv output", path),
+            rc = -1;
     return rc;
 }
 
@@ -394,12 +452,13 @@ static const perf_test_t *test_named(const char *name)
     return NULL;
 }
 
-int perf_read_ext(perf_run_t *run, perf_ext_t which, const char *const *paths, int n)
+int perf_read_ext(perf_run_t *run, perf_ext_t which, const char *const *paths, int n, char *err,
+                  size_t errlen)
 {
     entries_t files[PERF_MAX_FILES] = {{0}};
     int rc = 0;
     for (int f = 0; f < n && rc == 0; f++)
-        rc = read_entries(run, (int)which, paths[f], &files[f]);
+        rc = read_entries(run, (int)which, paths[f], &files[f], err, errlen);
     if (rc == 0) {
         for (int i = 0; i < run->nrows; i++)
             run->rows[i].ext[which] =
@@ -410,38 +469,68 @@ int perf_read_ext(perf_run_t *run, perf_ext_t which, const char *const *paths, i
     return rc;
 }
 
-int perf_merge_runs(perf_run_t *run, const char *const *paths, int n)
+static int row_index(const perf_run_t *run, const perf_test_t *t, size_t size)
+{
+    for (int i = 0; i < run->nrows; i++)
+        if (run->rows[i].test == t && run->rows[i].size == size)
+            return i;
+    return -1;
+}
+
+/* A normal run's order: the test table's, then size. */
+static int row_order(const void *x, const void *y)
+{
+    const perf_row_t *a = x, *b = y;
+    if (a->test != b->test)
+        return a->test < b->test ? -1 : 1;
+    return (a->size > b->size) - (a->size < b->size);
+}
+
+int perf_merge_runs(perf_run_t *run, const char *const *paths, int n, char *err, size_t errlen)
 {
     entries_t files[PERF_MAX_FILES] = {{0}};
-    int rc = 0;
+    int rc = 0, ranks = 0, target = 0, reps = 0;
     for (int f = 0; f < n && rc == 0; f++) {
-        rc = read_entries(run, -1, paths[f], &files[f]);
+        rc = read_entries(run, -1, paths[f], &files[f], err, errlen);
+        if (rc == 0 && f > 0 && (run->ranks != ranks || run->target != target ||
+                                 run->reps != reps)) {
+            snprintf(err, errlen, "%s is a run of %d ranks, rank 0 -> rank %d, %d repetitions; "
+                     "%s of %d, rank 0 -> rank %d, %d: merge runs made alike", paths[f],
+                     run->ranks, run->target, run->reps, paths[0], ranks, target, reps);
+            rc = -1;
+        }
+        ranks = run->ranks, target = run->target, reps = run->reps;
         run->nfiles++;
     }
-    for (int i = 0; rc == 0 && i < files[0].n; i++) {
-        const entry_t *e = &files[0].e[i];
-        const perf_test_t *t = test_named(e->test);
-        if (t == NULL)
-            continue;
-        if (run->nrows == run->cap) {
-            int cap = run->cap ? run->cap * 2 : 64;
-            perf_row_t *rows = realloc(run->rows, (size_t)cap * sizeof(*rows));
-            if (rows == NULL) {
-                rc = -1;
-                break;
+    /* Every row of any file (a row missing from some is the median of the others). */
+    for (int f = 0; rc == 0 && f < n; f++)
+        for (int i = 0; rc == 0 && i < files[f].n; i++) {
+            const entry_t *e = &files[f].e[i];
+            const perf_test_t *t = test_named(e->test);
+            if (row_index(run, t, e->size) >= 0)
+                continue;
+            if (run->nrows == run->cap) {
+                int cap = run->cap ? run->cap * 2 : 64;
+                perf_row_t *rows = realloc(run->rows, (size_t)cap * sizeof(*rows));
+                if (rows == NULL) {
+                    snprintf(err, errlen, "out of memory");
+                    rc = -1;
+                    break;
+                }
+                run->rows = rows;
+                run->cap = cap;
             }
-            run->rows = rows;
-            run->cap = cap;
+            perf_row_t *r = &run->rows[run->nrows++];
+            *r = (perf_row_t){
+                .test = t, .size = e->size,
+                .rmx = median_across(files, n, e->test, e->size, 0),
+                .ucp = median_across(files, n, e->test, e->size, 1),
+            };
+            for (int x = 0; x < PERF_NEXT; x++)
+                r->ext[x] = NAN;
         }
-        perf_row_t *r = &run->rows[run->nrows++];
-        *r = (perf_row_t){
-            .test = t, .size = e->size,
-            .rmx = median_across(files, n, e->test, e->size, 0),
-            .ucp = median_across(files, n, e->test, e->size, 1),
-        };
-        for (int x = 0; x < PERF_NEXT; x++)
-            r->ext[x] = NAN;
-    }
+    if (rc == 0 && run->nrows > 1)
+        qsort(run->rows, (size_t)run->nrows, sizeof(*run->rows), row_order);
     free_entries(files, n);
     return rc;
 }

@@ -9,8 +9,8 @@
  * Options are options.c's (getopt_long, every value checked, the help text); SIGINT and SIGTERM
  * interrupt.c's (the rows so far are printed).
  *
- * Under a PMIx launcher (PMIX_NAMESPACE set: mpirun, srun --mpi=pmix, prterun) it uses the
- * launched ranks; otherwise it forks --ranks local ranks (rmx_fork_run).  Rank 0 is the origin,
+ * Under a launcher (PMIx's: mpirun, srun --mpi=pmix, prterun; rmx's fork launcher: rmx_forkrun)
+ * it uses the launched ranks; otherwise it forks --ranks local ranks (rmx_fork_run).  Rank 0 is the origin,
  * --target the rank it reads and writes (default: the last rank); the others wait in sync_all.
  *
  * Every point (test, size) is measured --reps times; each repetition runs the rmx body and the
@@ -594,9 +594,12 @@ static int report(perf_state_t *s, perf_run_t *run)
 {
     const perf_opts_t *o = s->o;
     for (int x = 0; x < PERF_NEXT; x++)
-        if (o->next[x] > 0 && perf_read_ext(run, (perf_ext_t)x, o->ext_csv[x], o->next[x]) != 0)
-            fprintf(stderr, "rmx_perf: cannot read the %s results (%s)\n", perf_ext[x].label,
-                    perf_ext[x].option);
+    {
+        char err[512];
+        if (o->next[x] > 0 &&
+            perf_read_ext(run, (perf_ext_t)x, o->ext_csv[x], o->next[x], err, sizeof(err)) != 0)
+            fprintf(stderr, "rmx_perf: %s %s\n", perf_ext[x].option, err);
+    }
     return perf_report(run, o);
 }
 
@@ -634,8 +637,9 @@ static void interrupted_report(int sig, void *arg)
 /* --merge: a report of earlier runs, no ranks, no measurement. */
 static int merge_only(perf_state_t *s)
 {
-    if (perf_merge_runs(&s->run, s->o->merge, s->o->nmerge) != 0) {
-        fprintf(stderr, "rmx_perf: cannot read the --merge files\n");
+    char err[512];
+    if (perf_merge_runs(&s->run, s->o->merge, s->o->nmerge, err, sizeof(err)) != 0) {
+        fprintf(stderr, "rmx_perf: --merge %s\n", err);
         return 1;
     }
     int rc = report(s, &s->run);
@@ -737,21 +741,22 @@ static size_t mem_available(void)
     return (size_t)kb * 1024;
 }
 
-/* An explicit size (--sizes) that none of the selected tests with a size sweep would run, so it
- * would silently print nothing; 0 when there is none (or no selected test sweeps sizes). */
+/* An explicit size (--sizes) that none of the selected tests runs at (a sweeping test within its
+ * range, a fixed-size one at its own size: fadd at 8 B, win_create at 4 KiB, sync_all at none),
+ * so it would silently measure nothing or something else; 0 when there is none. */
 static size_t unused_size(const perf_state_t *s)
 {
     for (int k = 0; k < s->o->nsizes; k++) {
         size_t len = s->o->sizes[k];
-        int sweeping = 0, used = 0;
+        int used = 0;
         for (int i = 0; i < perf_ntests && !used; i++) {
             const perf_test_t *t = &perf_tests[i];
-            if (!s->selected[i] || t->min_len == t->max_len)
-                continue;
-            sweeping = 1;
-            used = len >= t->min_len && len <= t->max_len && fits(s, t, len);
+            if (s->selected[i])
+                used = t->min_len == t->max_len
+                           ? len == t->min_len
+                           : len >= t->min_len && len <= t->max_len && fits(s, t, len);
         }
-        if (sweeping && !used)
+        if (!used)
             return len;
     }
     return 0;
@@ -772,7 +777,7 @@ static int check_plan(perf_state_t *s, int launched)
         perf_format_size(sz, sizeof(sz), bad);
         return perf_usage_error("--sizes: no selected test runs at %s (rmx_perf --list; the "
                                 "rate tests stop at 64 KiB, the subarray tests need multiples "
-                                "of 8)", sz);
+                                "of 8, the atomics run at 8 B, win_create at 4 KiB)", sz);
     }
     if (!launched && o->target >= o->ranks)
         return perf_usage_error("--target %d: need a rank below --ranks %d", o->target,
@@ -789,19 +794,21 @@ static int check_plan(perf_state_t *s, int launched)
     return 0;
 }
 
-/* The result files read later: each must open now, before anything is measured. */
+/* The result files read later: each must read now, every line what its option expects, before
+ * anything is measured. */
 static int check_inputs(const perf_opts_t *o)
 {
+    char err[512];
     for (int x = 0; x <= PERF_NEXT; x++) {
-        const char *const *paths = x < PERF_NEXT ? o->ext_csv[x] : o->merge;
+        perf_run_t scratch = {0}; /* no rows: the files are read and checked, nothing joined */
         int n = x < PERF_NEXT ? o->next[x] : o->nmerge;
-        for (int i = 0; i < n; i++) {
-            FILE *f = fopen(paths[i], "r");
-            if (f == NULL)
-                return perf_usage_error("%s %s: %s", x < PERF_NEXT ? perf_ext[x].option :
-                                        "--merge", paths[i], strerror(errno));
-            fclose(f);
-        }
+        int rc = n == 0 ? 0
+               : x < PERF_NEXT ? perf_read_ext(&scratch, (perf_ext_t)x, o->ext_csv[x], n, err,
+                                               sizeof(err))
+                               : perf_merge_runs(&scratch, o->merge, n, err, sizeof(err));
+        free(scratch.rows);
+        if (rc != 0)
+            return perf_usage_error("%s %s", x < PERF_NEXT ? perf_ext[x].option : "--merge", err);
     }
     return 0;
 }
@@ -817,11 +824,10 @@ static int open_output(const char *opt, const char *path, FILE **f)
 }
 
 /* --output and --plot are created now, so a bad path costs no measurement.  Under a launcher
- * only rank 0 (PMIX_RANK) creates them: every rank truncating the same file would race. */
+ * only rank 0 creates them: every rank truncating the same file would race. */
 static int open_outputs(perf_opts_t *o, int launched)
 {
-    const char *r = getenv("PMIX_RANK");
-    if (launched && r != NULL && strcmp(r, "0") != 0)
+    if (launched && !perf_rank0())
         return 0;
     if (open_output("--output", o->output, &o->output_f) != 0)
         return PERF_USAGE;
@@ -833,8 +839,7 @@ static int rank_main(const rmx_config_t *cfg, void *arg)
 {
     perf_state_t *s = arg;
     int fork_rank = cfg != NULL ? cfg->oob.rank : -1;
-    const char *r = getenv("PMIX_RANK");
-    int rank0 = cfg != NULL ? fork_rank == 0 : r == NULL || strcmp(r, "0") == 0;
+    int rank0 = cfg != NULL ? fork_rank == 0 : perf_rank0();
     if (perf_rank_signals(fork_rank, rank0 ? interrupted_report : NULL, s) != 0)
         fprintf(stderr, "rmx_perf: cannot watch for signals; ^C loses the rows\n");
     return perf_main(cfg, arg);
@@ -875,7 +880,7 @@ int main(int argc, char **argv)
     if (o.topology)
         return rmx_topology_print(stdout) == RMX_OK && fflush(stdout) == 0 ? 0 : 1;
     perf_state_t s = {.o = &o};
-    int launched = getenv("PMIX_NAMESPACE") != NULL;
+    int launched = perf_launched();
     if (select_tests(o.tests, s.selected) != 0 || check_inputs(&o) != 0)
         return PERF_USAGE;
     if (o.nmerge == 0 && check_plan(&s, launched) != 0)

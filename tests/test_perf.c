@@ -37,14 +37,15 @@ static void read_err(run_out_t *r, const char *path)
     unlink(path);
 }
 
-static run_out_t run_perf(const char *args)
+/* rmx_perf with args, started by launcher (a command prefix; "" for none). */
+static run_out_t run_perf_under(const char *launcher, const char *args)
 {
     char errpath[] = "/tmp/rmx_perf_err_XXXXXX";
     int fd = mkstemp(errpath);
     cr_assert(fd >= 0);
     close(fd);
     char cmd[1200];
-    snprintf(cmd, sizeof(cmd), "%s %s 2>%s", PERF_BIN, args, errpath);
+    snprintf(cmd, sizeof(cmd), "%s%s %s 2>%s", launcher, PERF_BIN, args, errpath);
     run_out_t r = {.out = NULL, .status = -1};
     FILE *p = popen(cmd, "r");
     cr_assert(p != NULL, "popen %s", cmd);
@@ -64,6 +65,11 @@ static run_out_t run_perf(const char *args)
     r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
     read_err(&r, errpath);
     return r;
+}
+
+static run_out_t run_perf(const char *args)
+{
+    return run_perf_under("", args);
 }
 
 /* The CSV row of (test, size): its rmx and ucp columns; 0 when the row is missing. */
@@ -219,8 +225,8 @@ Test(perf, merge_takes_the_median_over_runs)
     write_file(a, text);
     snprintf(text, sizeof(text), "%sput_lat,8,us,3,30,0.1\nfadd,8,us,n/a,5,n/a\n", head);
     write_file(b, text);
-    snprintf(text, sizeof(text), "%sput_lat,8,us,2,20,0.1\n", head);
-    write_file(c, text);
+    snprintf(text, sizeof(text), "%sput_lat,8,us,2,20,0.1\nget_lat,8,us,7,6,1.1667\n", head);
+    write_file(c, text); /* get_lat only here: a row of the merge still (it was dropped) */
     write_file(m1, "# osc: ucx\ntest,size,unit,mpi\nput_lat,8,us,4\nfadd,8,us,100\n");
     write_file(m2, "test,size,unit,mpi\nput_lat,8,us,8\nfadd,8,us,300\n");
     snprintf(args, sizeof(args), "--merge %s --merge %s --merge %s --mpi %s --mpi %s --csv", a, b,
@@ -229,9 +235,89 @@ Test(perf, merge_takes_the_median_over_runs)
     cr_assert_eq(r.status, 0, "stderr:\n%s\nstdout:\n%s", r.err, r.out);
     cr_expect(strstr(r.out, "\nput_lat,8,us,2,20,0.1000,6,0.3333\n") != NULL, "%s", r.out);
     cr_expect(strstr(r.out, "\nfadd,8,us,n/a,4.5,n/a,200,n/a\n") != NULL, "%s", r.out);
+    cr_expect(strstr(r.out, "\nget_lat,8,us,7,6,1.1667,n/a,n/a\n") != NULL, "%s", r.out);
+    const char *put = strstr(r.out, "\nput_lat"), *get = strstr(r.out, "\nget_lat"),
+               *fadd = strstr(r.out, "\nfadd");
+    cr_expect(put != NULL && get != NULL && fadd != NULL && put < get && get < fadd,
+              "rows in the test table's order:\n%s", r.out);
     cr_expect(strstr(r.out, "median of 3 runs") != NULL, "%s", r.out);
     free(r.out);
     unlink(a), unlink(b), unlink(c), unlink(m1), unlink(m2);
+    rmdir(dir);
+}
+
+/* Under rmx's fork launcher rmx_perf uses the launched ranks, as under mpirun: one run of 3
+ * ranks, one report (each rank forked a 2-rank run of its own: 3 reports, "2 ranks" each). */
+Test(perf, fork_launcher_ranks_make_one_run)
+{
+    char launcher[512];
+    snprintf(launcher, sizeof(launcher), "timeout 120 %s/../rmx_forkrun -n 3 ", RMX_TEST_BIN_DIR);
+    run_out_t r = run_perf_under(launcher, QUICK " --test put_lat --sizes 8 --csv");
+    cr_assert_eq(r.status, 0, "stderr:\n%s\nstdout:\n%s", r.err, r.out);
+    const char *first = strstr(r.out, "test,size,unit,");
+    cr_expect(first != NULL && strstr(first + 1, "test,size,unit,") == NULL, "%s", r.out);
+    cr_expect(strstr(r.out, "# rmx_perf: 3 ranks, rank 0 -> rank 2,") != NULL, "%s", r.out);
+    free(r.out);
+}
+
+/* A --merge, --mpi, --mpi-sm or --shmem file that is not that program's results is a usage error
+ * naming the file and line, before anything is measured (they gave an empty table, or a column
+ * of n/a, or another program's numbers under this one's name, and exit status 0). */
+Test(perf, result_files_that_are_not_results_are_refused)
+{
+    char dir[] = "/tmp/rmx_perf_bad_XXXXXX";
+    cr_assert(mkdtemp(dir) != NULL);
+    static const char *const files[][2] = {
+        {"empty", ""},
+        {"garbage", "hello,world\n1,2,3\n"},
+        {"rmx", "# rmx_perf: 2 ranks, rank 0 -> rank 1, median of 3 repetitions, load average 1.00"
+                "\ntest,size,unit,rmx,ucp,rmx_over_ucp\nput_lat,8,us,1,2,0.5\n"},
+        {"rmx5", "# rmx_perf: 2 ranks, rank 0 -> rank 1, median of 5 repetitions, load average "
+                 "1.00\ntest,size,unit,rmx,ucp,rmx_over_ucp\nput_lat,8,us,1,2,0.5\n"},
+        {"neg", "# rmx_perf: 2 ranks, rank 0 -> rank 1, median of 3 repetitions, load average 1.00"
+                "\ntest,size,unit,rmx,ucp,rmx_over_ucp\nput_lat,8,us,-1,2,-0.5\n"},
+        {"unit", "# rmx_perf: 2 ranks, rank 0 -> rank 1, median of 3 repetitions, load average "
+                 "1.00\ntest,size,unit,rmx,ucp,rmx_over_ucp\nput_lat,8,MB/s,1,2,0.5\n"},
+        {"norun", "test,size,unit,rmx,ucp,rmx_over_ucp\nput_lat,8,us,1,2,0.5\n"},
+        {"sm", "# osc: sm (Open MPI 4.1), passive target\ntest,size,unit,mpi\nput_lat,8,us,1\n"},
+        {"mpi", "# osc: ucx (Open MPI 4.1)\ntest,size,unit,mpi\nput_lat,8,us,1\n"},
+        {"size", "test,size,unit,shmem\nfadd,16,us,1\n"},
+    };
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        char path[128];
+        snprintf(path, sizeof(path), "%s/%s.csv", dir, files[i][0]);
+        write_file(path, files[i][1]);
+    }
+    static const char *const bad[][2] = {
+        {"--merge %s/empty.csv", "empty.csv: no results in it"},
+        {"--merge %s/garbage.csv", "garbage.csv:1: not rmx_perf --csv's results"},
+        {"--merge %s/rmx.csv --merge %s/rmx5.csv", "merge runs made alike"},
+        {"--merge %s/neg.csv", "neg.csv:3: not a row rmx_perf writes"},
+        {"--merge %s/unit.csv", "unit.csv:3: not a row rmx_perf writes"},
+        {"--merge %s/norun.csv", "norun.csv: no '# rmx_perf:' line"},
+        {"--merge %s/mpi.csv", "mpi.csv:2: not rmx_perf --csv's results"},
+        {"--test put_lat --mpi %s/rmx.csv", "rmx.csv:2: not Open MPI's results"},
+        {"--test put_lat --mpi %s/garbage.csv", "garbage.csv:1: not Open MPI's results"},
+        {"--test put_lat --mpi %s/sm.csv", "that is --mpi-sm's file"},
+        {"--test put_lat --mpi-sm %s/mpi.csv", "that is --mpi's file"},
+        {"--test put_lat --shmem %s/mpi.csv", "not OpenSHMEM's results"},
+        {"--test put_lat --shmem %s/size.csv", "size.csv:2: not a row"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char args[512];
+        snprintf(args, sizeof(args), bad[i][0], dir, dir);
+        run_out_t r = run_perf(args);
+        cr_expect_eq(r.status, 2, "%s: exit %d, stderr:\n%s", args, r.status, r.err);
+        cr_expect(strstr(r.err, bad[i][1]) != NULL, "%s: no \"%s\" in:\n%s", args, bad[i][1],
+                  r.err);
+        cr_expect(r.out[0] == '\0', "%s: stdout:\n%s", args, r.out);
+        free(r.out);
+    }
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        char path[128];
+        snprintf(path, sizeof(path), "%s/%s.csv", dir, files[i][0]);
+        unlink(path);
+    }
     rmdir(dir);
 }
 
@@ -375,6 +461,8 @@ Test(perf, bad_input_is_refused_with_status_2_and_a_message)
         {"--min 64 --max 8", "--min is larger than --max"},
         {"--test put_rate --sizes 8,1M", "no selected test runs at 1 MiB"},
         {"--test sub --sizes 3", "nothing to measure"},
+        {"--test fadd --sizes 4M", "no selected test runs at 4 MiB"}, /* ran fadd at 8 B */
+        {"--test win_create,sync_all --sizes 8", "no selected test runs at 8 B"},
         {"--iters x", "--iters 'x': need a whole number >= 1"},
         {"--iters 10x", "--iters '10x': need a whole number"},
         {"--iters 0", "--iters '0'"},
@@ -393,6 +481,8 @@ Test(perf, bad_input_is_refused_with_status_2_and_a_message)
         {"--ranks 2 --target 2", "--target 2: need a rank below --ranks 2"},
         {"--target 0", "--target '0'"},
         {"--test no_such_test", "no test or group 'no_such_test'"},
+        {"--json=1", "option '--json' takes no value (--json=1)"}, /* said '-\n' */
+        {"--help=x", "option '--help' takes no value"},
         {"--test put,", "--test 'put,': an empty test name"},
         {"--baseline mpi", "--baseline 'mpi': need ucp or none"},
         {"--frobnicate", "unknown option '--frobnicate'"},
