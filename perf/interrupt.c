@@ -7,8 +7,12 @@
  * and one watcher thread takes them with sigwait: no async-signal-safety limits on what it
  * does, and no signal lands in a thread in the middle of UCX.  The watcher of rank 0 calls the
  * reporter (rmx_perf.c: the rows so far, with a note saying so), every watcher then _exits:
- * nothing is finalized, which leaves nothing behind (UCX's shared memory is unlinked, or
- * IPC_RMID'd, as soon as it is mapped).
+ * nothing is finalized.  UCX unlinks (or IPC_RMIDs) its shared memory as soon as it is mapped,
+ * so what a rank leaves behind is only a POSIX segment UCX has opened and not yet unlinked (it
+ * sizes and maps it in between: milliseconds for its receive FIFOs at rmx_init, and a signal
+ * then left a /dev/shm file in most runs).  Such a segment is still open in the rank, so the
+ * watcher unlinks every /dev/shm file the rank has open by name just before _exit; one opened
+ * in the microseconds between that and the exit stays.
  *
  * Without a launcher the signal may reach the forking parent only (kill PID), or the whole
  * process group (^C).  The parent forwards it as SIGTERM to every rank, whose pids the ranks
@@ -16,6 +20,8 @@
  * rank that starts after the signal sees it on the board and leaves at once.  Under a PMIx
  * launcher, the launcher forwards it (mpirun sends SIGTERM to every rank).
  */
+#include <dirent.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -97,6 +103,30 @@ int perf_launcher_signal(void)
 }
 
 /* ---------------------------------------------------------------- a rank */
+/* Unlink the POSIX shared memory files this process still has open by name (a mapped segment
+ * UCX has unlinked reads "... (deleted)" and is skipped). */
+static void unlink_open_shm(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (d == NULL)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        char link[300], target[PATH_MAX];
+        snprintf(link, sizeof(link), "/proc/self/fd/%s", e->d_name);
+        ssize_t n = readlink(link, target, sizeof(target) - 1);
+        if (n <= 0)
+            continue;
+        target[n] = '\0';
+        static const char deleted[] = " (deleted)";
+        size_t dl = sizeof(deleted) - 1;
+        if (strncmp(target, "/dev/shm/", 9) == 0 &&
+            ((size_t)n < dl || strcmp(target + n - dl, deleted) != 0))
+            (void)unlink(target);
+    }
+    closedir(d);
+}
+
 static void *watcher(void *arg)
 {
     sigset_t *set = arg;
@@ -112,6 +142,7 @@ static void *watcher(void *arg)
             nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
     }
     fflush(NULL);
+    unlink_open_shm();
     _exit(128 + sig);
 }
 
