@@ -420,8 +420,8 @@ static int check_threaded_tests(perf_opts_t *o)
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok != NULL;
          tok = strtok_r(NULL, ",", &save))
         if (strcmp(tok, "put_rate") != 0 && strcmp(tok, "fadd") != 0)
-            return perf_usage_error("--threads: test '%s' runs on one thread only (put_rate "
-                                    "and fadd run on several)", tok);
+            return perf_usage_error("--threads: '%s' is not put_rate or fadd (only those two "
+                                    "tests run on several threads)", tok);
     return 0;
 }
 
@@ -435,6 +435,9 @@ static int check_together(perf_opts_t *o)
                                 o->ranks);
     if (o->threads > 1 && check_threaded_tests(o) != 0)
         return PERF_USAGE;
+    if (o->shared_context && o->threads < 2)
+        return perf_usage_error("--shared-context: only with --threads N > 1 (one thread shares "
+                                "nothing)");
     return output_format(o);
 }
 

@@ -134,8 +134,10 @@ static void csv_ratio(FILE *f, double a, double b)
 {
     if (isnan(a) || isnan(b) || b <= 0)
         fprintf(f, ",n/a");
-    else
+    else if (a / b >= 0.001)
         fprintf(f, ",%.4f", a / b);
+    else /* a waiting target's atomics against CPU atomics: 3.9e-07, not 0.0000 */
+        fprintf(f, ",%.3g", a / b);
 }
 
 void perf_print_csv(FILE *f, const perf_run_t *run, const perf_opts_t *o)

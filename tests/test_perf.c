@@ -221,7 +221,8 @@ Test(perf, merge_takes_the_median_over_runs)
     const char *head = "# rmx_perf: 2 ranks, rank 0 -> rank 1, median of 3 repetitions, "
                        "load average 1.00\ntest,size,unit,rmx,ucp,rmx_over_ucp\n";
     char text[512];
-    snprintf(text, sizeof(text), "%sput_lat,8,us,1,10,0.1\nfadd,8,us,n/a,4,n/a\n", head);
+    snprintf(text, sizeof(text), "%sput_lat,8,us,1,10,0.1\nfadd,8,us,n/a,4,n/a\n"
+             "cswap,8,us,0.0001,1000,1e-07\n", head);
     write_file(a, text);
     snprintf(text, sizeof(text), "%sput_lat,8,us,3,30,0.1\nfadd,8,us,n/a,5,n/a\n", head);
     write_file(b, text);
@@ -236,6 +237,8 @@ Test(perf, merge_takes_the_median_over_runs)
     cr_expect(strstr(r.out, "\nput_lat,8,us,2,20,0.1000,6,0.3333\n") != NULL, "%s", r.out);
     cr_expect(strstr(r.out, "\nfadd,8,us,n/a,4.5,n/a,200,n/a\n") != NULL, "%s", r.out);
     cr_expect(strstr(r.out, "\nget_lat,8,us,7,6,1.1667,n/a,n/a\n") != NULL, "%s", r.out);
+    cr_expect(strstr(r.out, "\ncswap,8,us,0.0001,1000,1e-07,n/a,n/a\n") != NULL, /* 0.0000 */
+              "%s", r.out);
     const char *put = strstr(r.out, "\nput_lat"), *get = strstr(r.out, "\nget_lat"),
                *fadd = strstr(r.out, "\nfadd");
     cr_expect(put != NULL && get != NULL && fadd != NULL && put < get && get < fadd,
@@ -501,6 +504,8 @@ Test(perf, bad_input_is_refused_with_status_2_and_a_message)
         {"--test no_such_test", "no test or group 'no_such_test'"},
         {"--json=1", "option '--json' takes no value (--json=1)"}, /* said '-\n' */
         {"--help=x", "option '--help' takes no value"},
+        {"--shared-context", "--shared-context: only with --threads N > 1"},
+        {"--threads 2 --test all", "--threads: 'all' is not put_rate or fadd"},
         {"--test put,", "--test 'put,': an empty test name"},
         {"--baseline mpi", "--baseline 'mpi': need ucp or none"},
         {"--frobnicate", "unknown option '--frobnicate'"},
