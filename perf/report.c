@@ -44,6 +44,8 @@ static void format_value(char *buf, size_t n, double v)
 {
     if (isnan(v))
         snprintf(buf, n, "n/a");
+    else if (v < 0.01) /* two digits still, not 0.000 */
+        snprintf(buf, n, "%.2g", v);
     else if (v < 10)
         snprintf(buf, n, "%.3f", v);
     else if (v < 1000)
@@ -57,7 +59,7 @@ static void format_ratio(char *buf, size_t n, double a, double b)
     if (isnan(a) || isnan(b) || b <= 0)
         snprintf(buf, n, "n/a");
     else
-        snprintf(buf, n, a / b < 0.1 ? "%.2g" : "%.2f", a / b);
+        snprintf(buf, n, a / b < 0.1 || a / b >= 1000 ? "%.2g" : "%.2f", a / b); /* fits the column */
 }
 
 static void print_header_comments(FILE *f, const perf_run_t *run, const char *lead)
