@@ -167,7 +167,11 @@ typedef struct rmx_win rmx_win_t;
 /*
  * Out-of-band collectives supplied by an embedding runtime (the way UCC takes ucc_oob_coll_t).
  * allgather: every rank contributes `len` bytes (same len everywhere); recvbuf receives
- *            size*len bytes ordered by rank.  Return 0 on success.
+ *            size*len bytes ordered by rank (rank i's at recvbuf + i * len, i as oob.rank
+ *            numbers the ranks).  Return 0 on success.  rmx_init checks the first exchange:
+ *            ranks out of that order (two with the same oob.rank, a runtime numbering them
+ *            otherwise) or a recvbuf not filled fail it with RMX_ERR_BOOTSTRAP on every rank,
+ *            with a message saying which.
  * barrier:   returns 0 once every rank has entered it.
  */
 typedef struct rmx_oob {

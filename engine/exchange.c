@@ -29,21 +29,55 @@
 #include <string.h>
 #include "internal.h"
 
+/* What the first round carries: who sent it, and its blob's length. */
+typedef struct {
+    uint64_t rank;
+    uint64_t len;
+} xchg_len_t;
+
+#define XCHG_BLOB_MAX ((uint64_t)1 << 30) /* far above any address or packed rkeys */
+
+/* The bootstrap's allgather failed, or did not do what an allgather does (why, then what it
+ * found: "" or a parenthesis). */
+static int bootstrap_failed(rmx_ctx_t *ctx, const char *why, const char *found)
+{
+    rmx_logf(&ctx->log, RMX_LOG_ERROR, "the %s bootstrap's allgather %s%s%s", ctx->boot.name,
+             why, found,
+             ctx->cfg.bootstrap == RMX_BOOT_OOB && strcmp(why, "failed") != 0
+                 ? ": rmx_config_t.oob.allgather must put rank i's bytes at recvbuf + i * len, "
+                   "ranks as oob.rank numbers them"
+                 : "");
+    return RMX_ERR_BOOTSTRAP;
+}
+
 int rmx_exchange(rmx_ctx_t *ctx, const void *blob, size_t len, void **all, size_t *stride)
 {
     rmx_boot_t *b = &ctx->boot;
-    uint64_t mine = len;
-    uint64_t *lens = malloc((size_t)ctx->size * sizeof(*lens));
+    xchg_len_t mine = {(uint64_t)ctx->rank, len};
+    xchg_len_t *lens = malloc((size_t)ctx->size * sizeof(*lens));
     if (lens == NULL)
         return RMX_ERR_NOMEM;
     if (b->allgather(b, &mine, lens, sizeof(mine)) != RMX_OK) {
         free(lens);
-        return RMX_ERR_BOOTSTRAP;
+        return bootstrap_failed(ctx, "failed", " (returned an error)");
     }
-    uint64_t longest = 0;
-    for (int r = 0; r < ctx->size; r++)
-        longest = lens[r] > longest ? lens[r] : longest;
+    /* Every rank sees the same recvbuf from a callback that gathers at all, so every rank finds
+     * the same fault here and all fail together: none goes on to wait for the others. */
+    uint64_t longest = len;
+    int rc = RMX_OK;
+    char found[96];
+    for (int r = 0; r < ctx->size && rc == RMX_OK; r++) {
+        snprintf(found, sizeof(found), " (slot %d: rank %llu, length %llu)", r,
+                 (unsigned long long)lens[r].rank, (unsigned long long)lens[r].len);
+        if (lens[r].rank != (uint64_t)r)
+            rc = bootstrap_failed(ctx, "put another rank's bytes in a slot", found);
+        else if (lens[r].len > XCHG_BLOB_MAX || (r == ctx->rank && lens[r].len != len))
+            rc = bootstrap_failed(ctx, "gave a length no rank sent", found);
+        longest = lens[r].len > longest ? lens[r].len : longest;
+    }
     free(lens);
+    if (rc != RMX_OK)
+        return rc;
 
     size_t slot = sizeof(uint64_t) + (size_t)longest;
     char *send = calloc(1, slot);
@@ -53,10 +87,13 @@ int rmx_exchange(rmx_ctx_t *ctx, const void *blob, size_t len, void **all, size_
         free(recv);
         return RMX_ERR_NOMEM;
     }
-    memcpy(send, &mine, sizeof(mine));
+    memcpy(send, &mine.len, sizeof(mine.len));
     if (len > 0)
-        memcpy(send + sizeof(mine), blob, len);
-    int rc = b->allgather(b, send, recv, slot) == RMX_OK ? RMX_OK : RMX_ERR_BOOTSTRAP;
+        memcpy(send + sizeof(mine.len), blob, len);
+    if (b->allgather(b, send, recv, slot) != RMX_OK)
+        rc = bootstrap_failed(ctx, "failed", " (returned an error)");
+    else if (memcmp(recv + (size_t)ctx->rank * slot, send, slot) != 0)
+        rc = bootstrap_failed(ctx, "did not put this rank's bytes in its slot", "");
     free(send);
     if (rc != RMX_OK) {
         free(recv);

@@ -2,6 +2,7 @@
  * the OOB path of rmx_fork_run, and of programs started by rmx_fork_exec (RMX_FORK_*). */
 #include <signal.h>
 #include <sys/wait.h>
+#include <string.h>
 #include "harness.h"
 
 static int run_mpirun(int np)
@@ -132,6 +133,79 @@ static int rank_oob(const rmx_config_t *cfg, void *arg)
 }
 
 Test(boot, oob_callbacks_give_rank_and_size_5_ranks, .timeout = RMX_T(60)) { run_ranks(5, rank_oob, NULL); }
+
+/* An embedding runtime's allgather that does not do what rmx.h says (recvbuf ordered by rank,
+ * this rank's own bytes at oob.rank): rmx_init fails with RMX_ERR_BOOTSTRAP on every rank, never
+ * crashes, never hangs.  Before: an allgather that left zeros or 0xff in this rank's own slot
+ * overran a heap buffer in rmx_init (glibc abort), or asked for a 23 GB allgather; ranks that
+ * claimed each other's oob.rank (or the same one) hung in init or in the first window. */
+typedef struct {
+    rmx_oob_t real;   /* the launcher's */
+    int calls, spoil; /* spoil the spoil-th call's recvbuf */
+    int fill;         /* with this byte */
+} bad_oob_t;
+
+static int spoiling_allgather(const void *send, void *recv, size_t len, void *c)
+{
+    bad_oob_t *b = c;
+    int rc = b->real.allgather(send, recv, len, b->real.coll_ctx);
+    if (++b->calls == b->spoil)
+        memset(recv, b->fill, len * (size_t)b->real.size);
+    return rc;
+}
+
+static int spoiling_barrier(void *c)
+{
+    bad_oob_t *b = c;
+    return b->real.barrier(b->real.coll_ctx);
+}
+
+static int rank_bad_allgather(const rmx_config_t *cfg, void *arg)
+{
+    int mode = *(int *)arg; /* 1..: spoil that call with zeros, -1..: with 0xff */
+    bad_oob_t b = {.real = cfg->oob, .spoil = mode > 0 ? mode : -mode,
+                   .fill = mode > 0 ? 0 : 0xff};
+    rmx_config_t c = *cfg;
+    c.oob.allgather = spoiling_allgather;
+    c.oob.barrier = spoiling_barrier;
+    c.oob.coll_ctx = &b;
+    rmx_ctx_t *ctx = NULL;
+    int rc = rmx_init(&c, &ctx);
+    /* The first exchange (lengths, then worker addresses) is checked on every rank alike; a
+     * later spoiled round may fail in any way but a crash or a hang. */
+    if (b.spoil <= 2)
+        RANK_RC(RMX_ERR_BOOTSTRAP, rc);
+    if (rc == RMX_OK)
+        RANK_OK(rmx_finalize(ctx));
+    return 0;
+}
+
+Test(boot, oob_allgather_that_spoils_recvbuf_fails_init_cleanly, .timeout = RMX_T(120))
+{
+    for (int n = 1; n <= 2; n++)
+        for (int call = 1; call <= 6; call++)
+            for (int sign = -1; sign <= 1; sign += 2) {
+                int mode = sign * call;
+                run_ranks_cfg(n, rank_bad_allgather, &mode, NULL, 60);
+            }
+}
+
+static int rank_wrong_oob_rank(const rmx_config_t *cfg, void *arg)
+{
+    int dup = *(int *)arg;
+    rmx_config_t c = *cfg;
+    int n = cfg->oob.size, r = cfg->oob.rank;
+    c.oob.rank = dup ? (r == 1 ? 0 : r) : n - 1 - r; /* two claim 0, or the order reversed */
+    rmx_ctx_t *ctx = NULL;
+    RANK_RC(RMX_ERR_BOOTSTRAP, rmx_init(&c, &ctx));
+    return 0;
+}
+
+Test(boot, oob_ranks_not_in_the_allgathers_order_fail_init_on_every_rank, .timeout = RMX_T(60))
+{
+    for (int dup = 0; dup <= 1; dup++)
+        run_ranks_cfg(3, rank_wrong_oob_rank, &dup, NULL, 30);
+}
 
 /* A rank that dies is reported by rmx_fork_run, and the others' collectives do not hang. */
 static int rank_dies_early(const rmx_config_t *cfg, void *arg)
