@@ -23,7 +23,8 @@ typedef int (*rmx_fork_main_t)(const rmx_config_t *cfg, void *arg);
  * Fork nranks children running fn(cfg, arg) and wait for all of them.
  * base_cfg (may be NULL) supplies every field but bootstrap/oob.
  * status[i] (may be NULL) receives child i's exit status, or 128+signal if it was killed.
- * When a child dies abnormally the others' OOB collectives fail instead of waiting for it.
+ * When a child dies abnormally, or exits while the others still need it in an OOB collective,
+ * those collectives fail instead of waiting for it.
  * After timeout_s seconds (0: none) the remaining children are killed with SIGKILL.
  * Returns RMX_OK when every child exited 0, RMX_ERR_PEER when one failed,
  * RMX_ERR_TIMEOUT on timeout, RMX_ERR_ARG / RMX_ERR_NOMEM on bad input or no resources.
@@ -40,6 +41,9 @@ RMX_API int rmx_fork_run(int nranks, rmx_fork_main_t fn, void *arg, const rmx_co
  * goes to rank 0 only (the others read /dev/null), as under mpirun.
  * When a child fails (non-zero exit status, or killed by a signal) the others' collectives fail,
  * and they get SIGTERM, then SIGKILL 2 s later: the job ends, as under mpirun.  A child that
+ * exits with status 0 is not a failure, but a collective the others are in or begin later (one
+ * it never took part in: rmx_init, a second context) fails at once instead of waiting for it;
+ * they are not terminated.  A child that
  * cannot exec argv exits with 127.  After timeout_s seconds (0: none) the children left get
  * SIGKILL.  A child gets SIGKILL if the calling process dies.
  * status[i] (may be NULL) receives child i's exit status, or 128+signal if it was killed;

@@ -228,6 +228,48 @@ Test(boot, a_dead_rank_fails_the_others_init, .timeout = RMX_T(60))
     cr_expect_eq(status[2], 0);
 }
 
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* A rank that ends normally (status 0) without taking part fails the others' collectives too:
+ * they would wait for it for ever (under mpirun such a job ends in a second).  Rank 1 exits at
+ * once; the others' rmx_init must fail promptly, not at rmx_fork_run's timeout. */
+static int rank_leaves_quietly(const rmx_config_t *cfg, void *arg)
+{
+    (void)arg;
+    if (cfg->oob.rank == 1)
+        _exit(0);
+    rmx_ctx_t *ctx;
+    int rc = rmx_init(cfg, &ctx);
+    return rc == RMX_ERR_BOOTSTRAP ? 0 : 10;
+}
+
+Test(boot, a_rank_that_exits_0_without_init_fails_the_others_init, .timeout = RMX_T(60))
+{
+    int status[3];
+    double t0 = seconds_now();
+    int rc = rmx_fork_run(3, rank_leaves_quietly, NULL, NULL, RMX_T(40), status);
+    cr_expect_eq(rc, RMX_OK, "%s", rmx_strerror(rc));
+    for (int r = 0; r < 3; r++)
+        cr_expect_eq(status[r], 0, "rank %d: %d", r, status[r]);
+    cr_expect_lt(seconds_now() - t0, RMX_T(10));
+    /* The same under rmx_fork_exec (rmx_forkrun): the job ends, it does not hang. */
+    char prog[1024];
+    snprintf(prog, sizeof(prog), "if [ \"$RMX_FORK_RANK\" = 1 ]; then exit 0; fi; exec %s/prog_pmix 3",
+             RMX_TEST_BIN_DIR);
+    char *argv[] = {"sh", "-c", prog, NULL};
+    int first = -2;
+    t0 = seconds_now();
+    rc = rmx_fork_exec(3, argv, RMX_T(40), status, &first);
+    cr_expect_neq(rc, RMX_ERR_TIMEOUT);
+    cr_expect_lt(seconds_now() - t0, RMX_T(10));
+    cr_expect_eq(status[1], 0);
+}
+
 /* rmx_fork_exec: a launcher for any program.  prog_pmix calls rmx_init(NULL): the AUTO bootstrap
  * must find the launcher's segment through RMX_FORK_FD/RANK/SIZE, and prefer it to PMIx variables
  * inherited from further out (here bogus ones: joining that "PMIx server" would fail). */
@@ -246,12 +288,6 @@ Test(boot, fork_exec_env_bootstrap_3_ranks, .timeout = RMX_T(150))
     cr_expect_eq(first, -1);
 }
 
-static double seconds_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* One rank fails: the launcher ends the job (SIGTERM to the others), as mpirun does, long before
  * its timeout, and says which rank it was. */

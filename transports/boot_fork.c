@@ -7,7 +7,9 @@
  * The collectives are a sense-reversing barrier on two C11 atomic words and an allgather through
  * per-rank slots (chunked, so any length works).  The launcher watches its children: when one dies
  * abnormally it raises `aborted`, which makes the survivors' collectives fail instead of waiting
- * for a rank that will never arrive (rmx_fork_exec also terminates them, as mpirun does).
+ * for a rank that will never arrive (rmx_fork_exec also terminates them, as mpirun does).  One
+ * that ends normally raises `departed`: a collective still waiting then can never complete either
+ * (a rank inside one cannot have exited), so it fails too, but nobody is terminated.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -47,7 +49,7 @@ static int rank_leaked(void) { return 0; }
 
 #define FORK_SLOT_BYTES (256u * 1024u)
 #define FORK_MAX_RANKS 4096
-#define FORK_MAGIC 0x726d78666f726b31ull /* "rmxfork1": RMX_FORK_FD names such a segment */
+#define FORK_MAGIC 0x726d78666f726b32ull /* "rmxfork2": RMX_FORK_FD names such a segment */
 #define FORK_GRACE_S 2.0                 /* SIGTERM, then SIGKILL after this long */
 
 typedef struct {
@@ -55,6 +57,7 @@ typedef struct {
     _Atomic uint64_t arrived;
     _Atomic uint64_t generation;
     _Atomic int aborted;
+    _Atomic int departed; /* a rank exited with status 0 */
     int nranks;
     char slots[]; /* nranks * FORK_SLOT_BYTES */
 } fork_shm_t;
@@ -76,6 +79,7 @@ static void shm_setup(fork_shm_t *shm, int nranks)
     atomic_init(&shm->arrived, 0);
     atomic_init(&shm->generation, 0);
     atomic_init(&shm->aborted, 0);
+    atomic_init(&shm->departed, 0);
     shm->nranks = nranks;
 }
 
@@ -99,7 +103,7 @@ static int fork_barrier(void *coll_ctx)
      * waiting ranks must leave the CPU to the ones still on their way (UCX's init is slow). */
     unsigned spins = 0;
     while (atomic_load(&shm->generation) == gen) {
-        if (atomic_load(&shm->aborted))
+        if (atomic_load(&shm->aborted) || atomic_load(&shm->departed))
             return -1;
         if (++spins > 4096) {
             struct timespec ts = {0, 20000};
@@ -190,8 +194,8 @@ static int kid_reap(fork_kids_t *k, int r)
     return k->st[r];
 }
 
-/* Reap every child.  A child that fails (non-zero status) raises `aborted`, so the others'
- * collectives fail; with terminate_on_failure they also get SIGTERM, and SIGKILL FORK_GRACE_S
+/* Reap every child.  A child that ends normally raises `departed`, one that fails (non-zero
+ * status) `aborted`: either way the others' collectives waiting for it fail; with terminate_on_failure they also get SIGTERM, and SIGKILL FORK_GRACE_S
  * later.  After timeout_s (0: none) every child left gets SIGKILL.  rc is the result so far;
  * returns it, or RMX_ERR_PEER / RMX_ERR_TIMEOUT. */
 static int kids_watch(fork_kids_t *k, double timeout_s, int terminate_on_failure, int rc)
@@ -206,8 +210,10 @@ static int kids_watch(fork_kids_t *k, double timeout_s, int terminate_on_failure
             if (st < 0)
                 continue;
             progressed = 1;
-            if (st == 0)
+            if (st == 0) {
+                atomic_store(&k->shm->departed, 1);
                 continue;
+            }
             atomic_store(&k->shm->aborted, 1);
             if (k->first_failed < 0)
                 k->first_failed = r;
