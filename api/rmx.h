@@ -140,7 +140,8 @@ enum {
     RMX_ERR_ARG         = -1,  /* invalid argument: NULL buffer, bad length, bad descriptor     */
     RMX_ERR_RANK        = -2,  /* target rank outside 0..size-1                                   */
     RMX_ERR_RANGE       = -3,  /* disp+len beyond the target's window                             */
-    RMX_ERR_ALIGN       = -4,  /* atomic target not naturally aligned                             */
+    RMX_ERR_ALIGN       = -4,  /* atomic target not naturally aligned: disp, or the target's      */
+                               /* address (its window's base + disp), not a multiple of the size  */
     RMX_ERR_DATATYPE    = -5,  /* unknown datatype, or op undefined for it (bitwise on float)     */
     RMX_ERR_OP          = -6,  /* unknown operation                                               */
     RMX_ERR_EPOCH       = -7,  /* epoch misuse: nested epoch, unlock without lock                 */

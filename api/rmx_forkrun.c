@@ -13,7 +13,7 @@
 static int usage(const char *why)
 {
     fprintf(stderr, "rmx_forkrun: %s\n"
-                    "usage: rmx_forkrun [--timeout SECONDS] -n N program [args...]\n", why);
+                    "usage: rmx_forkrun [--timeout SECONDS] -n N [--] program [args...]\n", why);
     return 2;
 }
 
@@ -33,6 +33,15 @@ int main(int argc, char **argv)
     double n = 0, timeout_s = 0;
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; i += 2) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            printf("usage: rmx_forkrun [--timeout SECONDS] -n N [--] program [args...]\n"
+                   "Start N ranks of program on this host (rmx_fork_exec, rmx_fork.h).\n");
+            return 0;
+        }
+        if (strcmp(argv[i], "--") == 0) { /* the program follows, whatever its name */
+            i++;
+            break;
+        }
         if (i + 1 >= argc)
             return usage("an option needs a value");
         if (strcmp(argv[i], "-n") == 0 || strcmp(argv[i], "-np") == 0) {

@@ -1,5 +1,6 @@
 /* test_boot.c — the bootstraps: PMIx under Open MPI's mpirun, and PMIx asked for without one;
  * the OOB path of rmx_fork_run, and of programs started by rmx_fork_exec (RMX_FORK_*). */
+#include <math.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <string.h>
@@ -324,6 +325,23 @@ Test(boot, fork_exec_timeout_kills_every_rank, .timeout = RMX_T(60))
     cr_expect(status[1 - first] == 127 || status[1 - first] == 128 + SIGTERM,
               "rank %d exited with status %d", 1 - first, status[1 - first]);
     cr_expect_eq(rmx_fork_exec(0, argv, 0, status, NULL), RMX_ERR_ARG);
+    cr_expect_eq(rmx_fork_run(2, rank_oob, NULL, NULL, NAN, status), RMX_ERR_ARG); /* ran */
+    cr_expect_eq(rmx_fork_exec(2, argv, NAN, status, NULL), RMX_ERR_ARG);
+}
+
+/* rmx_forkrun's command line: --help, and -- before a program (both were usage errors). */
+Test(boot, forkrun_help_and_double_dash, .timeout = RMX_T(60))
+{
+    char cmd[1024], *out = NULL;
+    snprintf(cmd, sizeof(cmd), "%s/../rmx_forkrun --help", RMX_TEST_BIN_DIR);
+    cr_expect_eq(rmx_test_run(cmd, &out), 0, "%s", out);
+    cr_expect(out != NULL && strstr(out, "usage: rmx_forkrun") != NULL, "%s", out);
+    free(out);
+    snprintf(cmd, sizeof(cmd), "%s/../rmx_forkrun -n 2 -- sh -c 'echo rank $RMX_FORK_RANK'",
+             RMX_TEST_BIN_DIR);
+    cr_expect_eq(rmx_test_run(cmd, &out), 0, "%s", out);
+    cr_expect(out != NULL && strstr(out, "rank 1") != NULL, "%s", out);
+    free(out);
 }
 
 /* RMX_FORK_* that do not describe a launcher's segment: rmx_init says so (RMX_ERR_BOOTSTRAP), never

@@ -269,7 +269,7 @@ static void die_with_parent(pid_t parent)
 int rmx_fork_run(int nranks, rmx_fork_main_t fn, void *arg, const rmx_config_t *base_cfg,
                  double timeout_s, int *status)
 {
-    if (nranks < 1 || nranks > FORK_MAX_RANKS || fn == NULL || timeout_s < 0)
+    if (nranks < 1 || nranks > FORK_MAX_RANKS || fn == NULL || !(timeout_s >= 0)) /* NaN too */
         return RMX_ERR_ARG;
     size_t shm_len = shm_bytes(nranks);
     fork_shm_t *shm = mmap(NULL, shm_len, PROT_READ | PROT_WRITE,
