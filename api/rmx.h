@@ -189,7 +189,8 @@ typedef enum {
                         * PMIx when launched by a PMIx launcher; RMX_ERR_BOOTSTRAP when launched
                         * as one of several ranks by a launcher rmx recognises without PMIx (srun
                         * without --mpi=pmix, PMI_SIZE, OMPI_COMM_WORLD_SIZE, MV2_COMM_WORLD_SIZE
-                        * > 1); otherwise single */
+                        * > 1, each beside its rank variable: SLURM_PROCID, PMI_RANK, ..._RANK);
+                        * otherwise single */
     RMX_BOOT_PMIX,
     RMX_BOOT_OOB,      /* use rmx_config_t.oob */
     RMX_BOOT_SINGLE,   /* one process; puts and gets are local copies ("Self" above), atomics
