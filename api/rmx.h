@@ -352,7 +352,9 @@ RMX_API void rmx_config_init(rmx_config_t *cfg);
 /* ---------------------------------------------------------------- context */
 /* Create the context (collective over all ranks).  cfg NULL: defaults. */
 RMX_API int rmx_init(const rmx_config_t *cfg, rmx_ctx_t **ctx);
-/* Complete all outstanding operations, free every window still open, release UCX. Collective,
+/* Complete all outstanding operations, release every lock this rank still holds (with a warning:
+ * a rank waiting for one would otherwise never come to its own rmx_finalize), free every window
+ * still open, release UCX. Collective,
  * as Fortran's normal termination: the rank first tells every other rank it has stopped, then
  * waits until all ranks have called rmx_finalize (its windows stay reachable meanwhile).  A rank
  * waiting in rmx_sync_all, or in rmx_sync_images naming a stopped rank, gets RMX_ERR_STOPPED

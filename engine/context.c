@@ -544,6 +544,10 @@ int rmx_finalize(rmx_ctx_t *ctx)
     /* Every rank's operations complete, and every rank stops accessing, before memory goes:
      * Fortran's normal termination, where an image's data stay reachable until all images
      * have initiated it.  Not a sync_all: ranks still in one learn that this one stopped. */
+    /* A lock this rank still holds is released first: a rank waiting for it would never come
+     * to its own rmx_finalize, which rmx_terminate waits for. */
+    for (rmx_win_t *w = ctx->wins; w != NULL; w = w->next)
+        (void)rmx_win_unlock_all_held(w);
     rc = rmx_terminate(ctx);
     while (ctx->wins != NULL) {
         int rc2 = rmx_win_release(ctx->wins, rc == RMX_OK ? RMX_WIN_ALL_DONE

@@ -200,6 +200,8 @@ struct rmx_win {
  * the same target; an explicit one is RMX_ERR_EPOCH, as the nesting rule says. */
 int rmx_win_lock_implicit(rmx_win_t *win, int target);
 int rmx_win_unlock_implicit(rmx_win_t *win, int target);
+/* Release every lock this rank holds on win (rmx_finalize: a waiter would never finalize). */
+int rmx_win_unlock_all_held(rmx_win_t *win);
 
 /* Mark a released handle dead and keep its memory, so later use is detected (context.c). */
 void rmx_bury(void *handle, uint32_t *magic);

@@ -365,6 +365,21 @@ int rmx_win_unlock(rmx_win_t *win, int target)
     return unlock_epoch(win, target);
 }
 
+int rmx_win_unlock_all_held(rmx_win_t *win)
+{
+    int rc = RMX_OK;
+    for (int r = 0; r < win->ctx->size; r++) {
+        uint8_t held = win->lock_held[r];
+        if (!held || (held & RMX_HELD_PENDING))
+            continue;
+        rmx_log(win->ctx, RMX_LOG_WARN, "rmx_finalize: window %p: this rank still held the lock "
+                "of rank %d: released", (void *)win, r);
+        int rc2 = unlock_epoch(win, r);
+        rc = rc != RMX_OK ? rc : rc2;
+    }
+    return rc;
+}
+
 int rmx_win_unlock_implicit(rmx_win_t *win, int target)
 {
     if (win->parent != NULL) {

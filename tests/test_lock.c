@@ -410,3 +410,35 @@ Test(lock, unlock_completes_puts_to_every_target_3_ranks, .timeout = RMX_T(60))
 {
     run_ranks(3, rank_unlock_completes_all_targets, NULL);
 }
+
+/* ---- a rank that finalizes while it holds a lock releases it: a rank waiting for that lock
+ * gets it (before: it waited for ever, and the finalizing ranks waited for it in rmx_finalize) */
+static int rank_finalize_holding(const rmx_config_t *cfg, void *arg)
+{
+    (void)arg;
+    rmx_ctx_t *ctx;
+    RANK_OK(rmx_init(cfg, &ctx));
+    int me = rmx_rank(ctx);
+    void *base;
+    rmx_win_t *win;
+    RANK_OK(rmx_win_allocate(ctx, 64, &base, &win));
+    if (me == 0) {
+        RANK_OK(rmx_win_lock(win, RMX_LOCK_EXCLUSIVE, 1, 0));
+        RANK_OK(rmx_sync_images(ctx, (int[]){2}, 1)); /* rank 2 may try now */
+        RANK_OK(rmx_finalize(ctx));                    /* holding the lock, window open */
+        return 0;
+    }
+    if (me == 2) {
+        RANK_OK(rmx_sync_images(ctx, (int[]){0}, 1));
+        RANK_OK(rmx_win_lock(win, RMX_LOCK_EXCLUSIVE, 1, 0)); /* once rank 0 let go */
+        RANK_OK(rmx_win_unlock(win, 1));
+    }
+    (void)rmx_win_free(&win); /* collective, and rank 0 is in rmx_finalize: it may be refused */
+    RANK_OK(rmx_finalize(ctx));
+    return 0;
+}
+
+Test(lock, finalize_releases_the_locks_it_holds_3_ranks, .timeout = RMX_T(60))
+{
+    run_ranks_cfg(3, rank_finalize_holding, NULL, NULL, 40);
+}
