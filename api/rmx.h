@@ -494,9 +494,16 @@ RMX_API int rmx_rmw2(rmx_win_t *win, const void *operand, int count, rmx_dtype_t
 /* ---------------------------------------------------------------- passive-target locks */
 typedef enum { RMX_LOCK_EXCLUSIVE = 1, RMX_LOCK_SHARED = 2 } rmx_lock_t;
 
-/* Begin an access epoch on target (image control: ends the segment).  Remote atomics only. */
+/* Begin an access epoch on target (image control: ends the segment).  Remote atomics only; at
+ * most 1 048 574 ranks (the holder's rank is kept in the lock word), RMX_ERR_UNSUPPORTED beyond.
+ * RMX_ERR_TIMEOUT (the target silent for peer_timeout_s) opens no epoch, but the request may
+ * still take effect when the target answers: this rank gives back whatever it took at its next
+ * rmx_win_lock or rmx_win_unlock of that target (or implicit-epoch rmw), rmx_win_free or
+ * rmx_finalize (each RMX_ERR_TIMEOUT again while the target is still silent).  Until then other
+ * ranks may wait for that lock as for a holder: after a timed-out lock, call rmx_win_unlock. */
 RMX_API int rmx_win_lock(rmx_win_t *win, rmx_lock_t type, int target, int assert);
-/* Complete the epoch's operations at target, then release the lock. */
+/* Complete the epoch's operations at target, then release the lock.  After a lock of target
+ * that timed out: give back what it may have taken (RMX_OK once done, no epoch left). */
 RMX_API int rmx_win_unlock(rmx_win_t *win, int target);
 
 /* ---------------------------------------------------------------- synchronization */

@@ -193,6 +193,8 @@ struct rmx_win {
 #define RMX_HELD_NOCHECK  0x80      /* no word was taken (RMX_MODE_NOCHECK) */
 #define RMX_HELD_PENDING  0x40      /* being acquired: its back-off lets other threads in */
 #define RMX_HELD_IMPLICIT 0x20      /* an rmw's implicit epoch (RMX_MODE_PASSIVE_EPOCH_IMPLICIT) */
+#define RMX_HELD_UNSETTLED 0x10     /* no epoch: an acquisition timed out, its leftovers are given
+                                     * back at the next lock/unlock/free (lock.c) */
 #define RMX_HELD_TYPE(h)  ((h) & 0x3)
 
 /* lock.c: an rmw's implicit exclusive epoch on target, from inside rmx_rmw/rmx_rmw2 (which hold
@@ -200,7 +202,11 @@ struct rmx_win {
  * the same target; an explicit one is RMX_ERR_EPOCH, as the nesting rule says. */
 int rmx_win_lock_implicit(rmx_win_t *win, int target);
 int rmx_win_unlock_implicit(rmx_win_t *win, int target);
-/* Release every lock this rank holds on win (rmx_finalize: a waiter would never finalize). */
+/* Give back what timed-out acquisitions on win may have taken (lock.c, "After a timeout");
+ * RMX_ERR_TIMEOUT while a target is still silent (rmx_win_free). */
+int rmx_win_settle_locks(rmx_win_t *win);
+/* That, and release every lock this rank holds on win (rmx_finalize: a rank waiting for one
+ * would never come to its own finalize). */
 int rmx_win_unlock_all_held(rmx_win_t *win);
 
 /* Mark a released handle dead and keep its memory, so later use is detected (context.c). */

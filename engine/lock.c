@@ -2,9 +2,11 @@
  * lock.c — passive-target locks (rmx_win_lock / rmx_win_unlock): one 64-bit lock word per rank
  * and window, taken and released with remote atomics only, so the target never has to progress.
  *
- * The word:   bit 63        a writer holds the lock
- *             bits 32..62   writers waiting for it
- *             bits 0..31    readers holding it (plus readers momentarily trying)
+ * The word:   bits 44..63   the writer holding the lock: its rank + 1 (0: none)
+ *             bits 22..43   writers waiting for it
+ *             bits 0..21    readers holding it (plus readers momentarily trying)
+ * The writer's rank is in the word so that a rank whose acquisition timed out can tell later
+ * whether its CSWAP took the lock (see "After a timeout").  Hence at most 2^20 - 2 ranks.
  *
  * Exclusive: CSWAP 0 -> WRITER (the uncontended case, one atomic).  Otherwise announce yourself
  * as waiting (ADD WAITING), then wait until no writer and no reader holds the word and CSWAP
@@ -33,6 +35,18 @@
  * hold it for good, and the wait ends with RMX_ERR_PEER.  (The word alone says how many hold or
  * wait, not who.)
  *
+ * After a timeout: an operation on the word that timed out (the target silent for
+ * peer_timeout_s) is still on its way and may take effect later: a CSWAP may make this rank the
+ * writer, an ADD count it as waiting or reading, and then every other rank would wait for ever.
+ * So the lock call returns RMX_ERR_TIMEOUT with lock_held[target] RMX_HELD_UNSETTLED, plus what
+ * this rank may have added (HELD_MAY_WAIT, HELD_MAY_READ), and the next rmx_win_lock or
+ * rmx_win_unlock of that target, rmx_win_free or rmx_finalize settles it first: a fetching read
+ * of the word after a fence (applied after every earlier operation of this rank on it: one
+ * endpoint's active messages are applied in order, and the fence orders UCP's), then this rank
+ * gives back what it holds: the writer's place if the word names it, else its waiting or
+ * reading count, and its slot.  While the target stays silent the settling times out too and is
+ * tried again at the next such call.
+ *
  * Lock and unlock are image control.  lock ends the current segment (all targets) before taking
  * the word; unlock completes this rank's operations at the target, then releases with a fetching
  * ADD so the release is complete at the target when unlock returns (a following lock by this
@@ -41,11 +55,18 @@
  */
 #include "internal.h"
 
-#define LOCK_WRITER   (UINT64_C(1) << 63)
-#define LOCK_WAITING  (UINT64_C(1) << 32)
+#define WRITER_SHIFT  44
+#define LOCK_WRITER   (~UINT64_C(0) << WRITER_SHIFT)              /* the writer field */
+#define WRITER_OF(r)  ((uint64_t)((r) + 1) << WRITER_SHIFT)       /* rank r holds it */
+#define LOCK_WAITING  (UINT64_C(1) << 22)
 #define LOCK_READER   UINT64_C(1)
-#define WAITERS(w)    (((w) >> 32) & UINT64_C(0x7fffffff))
-#define READERS(w)    ((w) & UINT64_C(0xffffffff))
+#define WAITERS(w)    (((w) >> 22) & UINT64_C(0x3fffff))
+#define READERS(w)    ((w) & UINT64_C(0x3fffff))
+#define LOCK_MAX_RANKS ((1 << 20) - 2)                            /* rank + 1 fits the field */
+
+/* lock_held[target] while RMX_HELD_UNSETTLED: what this rank may have added to the word. */
+#define HELD_MAY_WAIT 0x04
+#define HELD_MAY_READ 0x08
 
 #define BACKOFF_MAX   1024
 
@@ -59,6 +80,7 @@ typedef struct lock_site {
     const rmx_remote_t *word;   /* the lock word at target */
     int target;
     unsigned backoff;
+    uint8_t may;                /* HELD_MAY_*: counts of ours the word may hold right now */
 } lock_site_t;
 
 static int word_amo(lock_site_t *s, ucp_atomic_op_t op, uint64_t value, uint64_t *reply)
@@ -151,18 +173,19 @@ static int back_off(lock_site_t *s)
 
 static int acquire_exclusive(lock_site_t *s)
 {
-    uint64_t seen;
+    uint64_t seen, mine = WRITER_OF(s->ctx->rank);
     int rc = involve(s);
     if (rc != RMX_OK)
         return rc;
-    if ((rc = word_cswap(s, 0, LOCK_WRITER, &seen)) != RMX_OK || seen == 0)
+    if ((rc = word_cswap(s, 0, mine, &seen)) != RMX_OK || seen == 0)
         return rc;
+    s->may |= HELD_MAY_WAIT;
     if ((rc = word_add(s, LOCK_WAITING, &seen)) != RMX_OK)
         return rc;
     uint64_t word = seen + LOCK_WAITING;
     for (;;) {
         if (!(word & LOCK_WRITER) && READERS(word) == 0) {
-            if ((rc = word_cswap(s, word, word - LOCK_WAITING + LOCK_WRITER, &seen)) != RMX_OK)
+            if ((rc = word_cswap(s, word, word - LOCK_WAITING + mine, &seen)) != RMX_OK)
                 return rc;
             if (seen == word)
                 return RMX_OK;
@@ -173,6 +196,8 @@ static int acquire_exclusive(lock_site_t *s)
         if ((rc = back_off(s)) != RMX_OK || (rc = word_read(s, &word)) != RMX_OK)
             break;
     }
+    if (rc == RMX_ERR_TIMEOUT)
+        return rc; /* settled later (lock_epoch) */
     /* Giving up (failed peer): withdraw the announcement if the word is still reachable. */
     uint64_t ignored;
     if (word_add(s, (uint64_t)0 - LOCK_WAITING, &ignored) == RMX_OK)
@@ -187,11 +212,13 @@ static int acquire_shared(lock_site_t *s)
         return rc;
     for (;;) {
         uint64_t old;
+        s->may |= HELD_MAY_READ;
         rc = word_add(s, LOCK_READER, &old);
         if (rc != RMX_OK)
             return rc;
         if (!(old & LOCK_WRITER) && WAITERS(old) == 0)
             return RMX_OK;
+        s->may &= (uint8_t)~HELD_MAY_READ; /* taken back below: applied before any later op */
         if ((rc = word_add(s, (uint64_t)0 - LOCK_READER, &old)) != RMX_OK)
             return rc;
         /* Wait for the writers (holding and waiting) to be gone before adding again. */
@@ -208,8 +235,8 @@ static int acquire_shared(lock_site_t *s)
 static int release(lock_site_t *s, int type)
 {
     uint64_t old;
-    int rc = word_add(s, (uint64_t)0 - (type == RMX_LOCK_EXCLUSIVE ? LOCK_WRITER : LOCK_READER),
-                      &old);
+    uint64_t share = type == RMX_LOCK_EXCLUSIVE ? WRITER_OF(s->ctx->rank) : LOCK_READER;
+    int rc = word_add(s, (uint64_t)0 - share, &old);
     if (rc == RMX_OK)
         disinvolve(s);
     return rc;
@@ -221,6 +248,42 @@ static void site_open(lock_site_t *s, rmx_win_t *win, int target)
                        .backoff = 1};
 }
 
+/* A timed-out acquisition's leftovers (the header's "After a timeout"): RMX_OK once given back,
+ * with lock_held[target] cleared; RMX_ERR_TIMEOUT while the target is still silent. */
+static int settle(rmx_win_t *win, int target)
+{
+    uint8_t held = win->lock_held[target];
+    if (win->ctx->peers[target].failed) { /* its memory, the word with it, is gone */
+        win->lock_held[target] = 0;
+        return RMX_OK;
+    }
+    lock_site_t s;
+    site_open(&s, win, target);
+    uint64_t word;
+    int rc = s.word->ptr == NULL && s.word->direct == NULL ? rmx_ucx_fence(&s.ctx->ucx) : RMX_OK;
+    if (rc == RMX_OK)
+        rc = word_read(&s, &word);
+    if (rc == RMX_ERR_TIMEOUT)
+        return rc;
+    if (rc == RMX_OK && (word & LOCK_WRITER) == WRITER_OF(s.ctx->rank))
+        rc = release(&s, RMX_LOCK_EXCLUSIVE); /* its CSWAP took the lock (waiting consumed) */
+    else if (rc == RMX_OK) {
+        uint64_t back = (held & HELD_MAY_WAIT ? LOCK_WAITING : 0) +
+                        (held & HELD_MAY_READ ? LOCK_READER : 0), ignored;
+        if (back != 0)
+            rc = word_add(&s, (uint64_t)0 - back, &ignored);
+        if (rc == RMX_OK)
+            disinvolve(&s);
+    }
+    if (rc == RMX_ERR_TIMEOUT)
+        return rc;
+    win->lock_held[target] = 0; /* given back, or the target failed meanwhile */
+    rmx_log(win->ctx, RMX_LOG_DEBUG, "window %p: the timed-out lock of rank %d settled%s%s",
+            (void *)win, target, rc == RMX_OK ? "" : ": ", rc == RMX_OK ? "" : rmx_strerror(rc));
+    return rc == RMX_ERR_PEER ? RMX_OK : rc;
+}
+
+
 /* ---------------------------------------------------------------- entry points */
 
 static int check_lock_target(rmx_win_t *win, int target)
@@ -228,6 +291,8 @@ static int check_lock_target(rmx_win_t *win, int target)
     rmx_ctx_t *ctx = win->ctx;
     if (target < 0 || target >= ctx->size)
         return RMX_ERR_RANK;
+    if (ctx->size > LOCK_MAX_RANKS)
+        return RMX_ERR_UNSUPPORTED; /* the writer's rank + 1 must fit the word's field */
     if (ctx->peers[target].failed)
         return RMX_ERR_PEER;
     return RMX_OK;
@@ -238,6 +303,8 @@ static int lock_epoch(rmx_win_t *win, rmx_lock_t type, int target, int assert, i
 {
     int rc;
     if ((rc = check_lock_target(win, target)) != RMX_OK)
+        return rc;
+    if ((win->lock_held[target] & RMX_HELD_UNSETTLED) && (rc = settle(win, target)) != RMX_OK)
         return rc;
     if (win->lock_held[target])
         return RMX_ERR_EPOCH;
@@ -250,6 +317,12 @@ static int lock_epoch(rmx_win_t *win, rmx_lock_t type, int target, int assert, i
         /* Taken for this epoch while the back-off lets other threads in: theirs is EPOCH. */
         win->lock_held[target] = (uint8_t)(type | RMX_HELD_PENDING | held_bits);
         rc = type == RMX_LOCK_EXCLUSIVE ? acquire_exclusive(&s) : acquire_shared(&s);
+        if (rc == RMX_ERR_TIMEOUT && !win->ctx->peers[target].failed) {
+            win->lock_held[target] = (uint8_t)(RMX_HELD_UNSETTLED | s.may);
+            rmx_log(win->ctx, RMX_LOG_DEBUG, "window %p: lock of rank %d timed out: settled at "
+                    "the next lock or unlock of it, or the window's free", (void *)win, target);
+            return rc;
+        }
         if (rc != RMX_OK) {
             win->lock_held[target] = 0;
             rmx_log(win->ctx, RMX_LOG_DEBUG, "window %p: lock of rank %d failed: %s",
@@ -359,18 +432,31 @@ int rmx_win_unlock(rmx_win_t *win, int target)
     if (target < 0 || target >= win->ctx->size)
         return RMX_ERR_RANK;
     uint8_t held = win->lock_held[target];
+    if (held & RMX_HELD_UNSETTLED) /* a lock that timed out: give back what it may have taken */
+        return settle(win, target);
     /* none; or another thread's, still being acquired or an rmw's own (RMX_THREAD_MULTIPLE) */
     if (!held || (held & (RMX_HELD_PENDING | RMX_HELD_IMPLICIT)))
         return RMX_ERR_EPOCH;
     return unlock_epoch(win, target);
 }
 
-int rmx_win_unlock_all_held(rmx_win_t *win)
+int rmx_win_settle_locks(rmx_win_t *win)
 {
     int rc = RMX_OK;
+    for (int r = 0; r < win->ctx->size; r++)
+        if (win->lock_held[r] & RMX_HELD_UNSETTLED) {
+            int rc2 = settle(win, r);
+            rc = rc != RMX_OK ? rc : rc2;
+        }
+    return rc;
+}
+
+int rmx_win_unlock_all_held(rmx_win_t *win)
+{
+    int rc = rmx_win_settle_locks(win);
     for (int r = 0; r < win->ctx->size; r++) {
         uint8_t held = win->lock_held[r];
-        if (!held || (held & RMX_HELD_PENDING))
+        if (!held || (held & (RMX_HELD_PENDING | RMX_HELD_UNSETTLED)))
             continue;
         rmx_log(win->ctx, RMX_LOG_WARN, "rmx_finalize: window %p: this rank still held the lock "
                 "of rank %d: released", (void *)win, r);

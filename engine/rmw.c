@@ -241,7 +241,8 @@ RMW_INLINE int check_access(rmx_win_t *win, int count, rmx_dtype_t dt, int targe
     /* (a bound handle has no lock state: its window's lock_epoch checks the same, lock.c) */
     if ((assert & RMX_MODE_PASSIVE_EPOCH_IMPLICIT) && win->lock_held != NULL &&
         win->lock_held[target] &&
-        !(win->lock_held[target] & RMX_HELD_IMPLICIT)) /* another thread's: waited for */
+        !(win->lock_held[target] & (RMX_HELD_IMPLICIT | RMX_HELD_UNSETTLED))) /* another
+                                       * thread's: waited for; a timed-out one's: settled */
         return RMX_ERR_EPOCH;
     return RMX_OK;
 }

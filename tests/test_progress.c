@@ -586,6 +586,90 @@ Test(progress, a_timed_out_call_lets_go_target_computing_without_agent_shm_creat
     run_timeout_test(0, 1, AWAY_COMPUTING);
 }
 
+/* A lock that timed out on a stopped target (its acquisition may still take effect when the
+ * target runs again) is given back at this rank's next unlock or lock of it: another rank then
+ * gets the lock.  Before: the late CSWAP (or ADD) held the word for good, unlock said
+ * RMX_ERR_EPOCH, and every later lock of that target waited for ever.  Over tcp (where the
+ * target's answer needs it to run); modes: exclusive, shared, an rmw's implicit epoch, and the
+ * settling done by the next lock instead of an unlock. */
+typedef enum { LT_EXCLUSIVE, LT_SHARED, LT_IMPLICIT, LT_RELOCK, LT_NMODES } lock_timeout_mode_t;
+
+typedef struct {
+    volatile pid_t *shared; /* [0] the target's pid, [1] the origin's go, [2] rank 2's go */
+    lock_timeout_mode_t mode;
+    int created;
+} lock_timeout_t;
+
+static int rank_lock_timeout(const rmx_config_t *cfg, void *arg)
+{
+    const lock_timeout_t *t = arg;
+    setup_t s = {.tcp = 1, .created = t->created};
+    rank_t r = open_rank(cfg, &s, RMX_T(0.5));
+    int me = rmx_rank(r.ctx);
+    RANK_OK(rmx_sync_all(r.ctx));
+    if (me == 1) {
+        t->shared[0] = getpid();
+        raise(SIGSTOP); /* until rank 0's SIGCONT */
+    } else if (me == 0) {
+        while (t->shared[0] == 0)
+            usleep(1000);
+        wait_until_stopped(t->shared[0]);
+        uint64_t one = 1, old;
+        int rc = t->mode == LT_IMPLICIT
+                     ? rmx_rmw(r.win, &one, 1, RMX_UINT64, &old, 1, 8,
+                               RMX_MODE_PASSIVE_EPOCH_IMPLICIT, RMX_OP_SUM)
+                     : rmx_win_lock(r.win, t->mode == LT_SHARED ? RMX_LOCK_SHARED
+                                                                : RMX_LOCK_EXCLUSIVE, 1, 0);
+        RANK_RC(RMX_ERR_TIMEOUT, rc);
+        kill(t->shared[0], SIGCONT);
+        double until = now_s() + RMX_T(20);
+        if (t->mode == LT_RELOCK) { /* the next lock settles, then takes it */
+            while ((rc = rmx_win_lock(r.win, RMX_LOCK_EXCLUSIVE, 1, 0)) == RMX_ERR_TIMEOUT &&
+                   now_s() < until)
+                ;
+            RANK_OK(rc);
+            RANK_OK(rmx_win_unlock(r.win, 1));
+        } else if (t->mode == LT_IMPLICIT) { /* the next implicit epoch settles it */
+            while ((rc = rmx_rmw(r.win, &one, 1, RMX_UINT64, &old, 1, 8,
+                                 RMX_MODE_PASSIVE_EPOCH_IMPLICIT, RMX_OP_SUM)) ==
+                       RMX_ERR_TIMEOUT && now_s() < until)
+                ;
+            RANK_OK(rc);
+        } else { /* the unlock gives back what the timed-out lock took */
+            while ((rc = rmx_win_unlock(r.win, 1)) == RMX_ERR_TIMEOUT && now_s() < until)
+                ;
+            RANK_OK(rc);
+            RANK_RC(RMX_ERR_EPOCH, rmx_win_unlock(r.win, 1)); /* nothing is left to unlock */
+        }
+        t->shared[2] = 1;
+    } else {
+        while (t->shared[2] == 0)
+            usleep(1000);
+        RANK_OK(rmx_win_lock(r.win, RMX_LOCK_EXCLUSIVE, 1, 0)); /* waited for ever */
+        RANK_OK(rmx_win_unlock(r.win, 1));
+        RANK_OK(rmx_win_lock(r.win, RMX_LOCK_SHARED, 1, 0));
+        RANK_OK(rmx_win_unlock(r.win, 1));
+    }
+    RANK_OK(rmx_sync_all(r.ctx));
+    close_rank(&r);
+    return 0;
+}
+
+Test(progress, a_timed_out_lock_is_given_back_tcp, .timeout = RMX_T(240))
+{
+    volatile pid_t *shared = mmap(NULL, 3 * sizeof(pid_t), PROT_READ | PROT_WRITE,
+                                  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    cr_assert(shared != MAP_FAILED);
+    for (int created = 0; created <= 1; created++)
+        for (int mode = 0; mode < LT_NMODES; mode++) {
+            shared[0] = shared[1] = shared[2] = 0;
+            lock_timeout_t t = {.shared = shared, .mode = (lock_timeout_mode_t)mode,
+                                .created = created};
+            run_ranks_cfg(3, rank_lock_timeout, &t, NULL, 40);
+        }
+    munmap((void *)shared, 3 * sizeof(pid_t));
+}
+
 /* ---------------------------------------------------------------- windows of user memory */
 
 /* Create, free and create again; then one rank waits outside rmx while the other is in
