@@ -27,7 +27,9 @@
  *    never declared dead: waits on other ranks (syncs, locks, the notifications behind them)
  *    have no deadline; only a single transfer that needs the target's progress times out
  *    (RMX_ERR_TIMEOUT after peer_timeout_s), which with the progress agent (rmx_progress_t)
- *    means a target that cannot serve at all (RMX_PROGRESS=none and busy, or stopped).
+ *    means a target that cannot serve at all (RMX_PROGRESS=none and busy, or stopped).  A call
+ *    made of several such transfers in turn (an unlock: completing the epoch's operations, then
+ *    the release) may take a few times peer_timeout_s before it returns RMX_ERR_TIMEOUT.
  *  - Ownership: a call that returned, with any code, has let go of the caller's memory.  A get or
  *    fetching atomic that timed out may still be answered later; the answer lands in memory rmx
  *    owns (kept until UCX is done with the request) or is dropped, never in the caller's buffer
