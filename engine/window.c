@@ -289,7 +289,7 @@ int rmx_win_free(rmx_win_t **winp)
      * them in); a lock some thread is still acquiring on it shows in lock_held (EPOCH below). */
     win->mt_closing = 1;
     int local_rc = rmx_win_settle_locks(win); /* a timed-out lock's leftovers given back */
-    for (int r = 0; r < ctx->size; r++)
+    for (int r = 0; r < ctx->size && local_rc == RMX_OK; r++)
         if (win->lock_held[r])
             local_rc = RMX_ERR_EPOCH; /* an access epoch is still open on this window */
     int n_bound = __atomic_load_n(&win->n_bound, __ATOMIC_ACQUIRE);
