@@ -500,9 +500,10 @@ typedef enum { RMX_LOCK_EXCLUSIVE = 1, RMX_LOCK_SHARED = 2 } rmx_lock_t;
  * most 1 048 574 ranks (the holder's rank is kept in the lock word), RMX_ERR_UNSUPPORTED beyond.
  * RMX_ERR_TIMEOUT (the target silent for peer_timeout_s) opens no epoch, but the request may
  * still take effect when the target answers: this rank gives back whatever it took at its next
- * rmx_win_lock or rmx_win_unlock of that target (or implicit-epoch rmw), rmx_win_free or
- * rmx_finalize (each RMX_ERR_TIMEOUT again while the target is still silent).  Until then other
- * ranks may wait for that lock as for a holder: after a timed-out lock, call rmx_win_unlock. */
+ * rmx_win_lock or rmx_win_unlock of that target (or implicit-epoch rmw), rmx_sync_all,
+ * rmx_win_free or rmx_finalize (each RMX_ERR_TIMEOUT again while the target is still silent).
+ * Until then other ranks may wait for that lock as for a holder: after a timed-out lock, call
+ * rmx_win_unlock. */
 RMX_API int rmx_win_lock(rmx_win_t *win, rmx_lock_t type, int target, int assert);
 /* Complete the epoch's operations at target, then release the lock.  After a lock of target
  * that timed out: give back what it may have taken (RMX_OK once done, no epoch left). */

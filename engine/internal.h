@@ -136,6 +136,7 @@ struct rmx_ctx {
     int direct;                     /* copies to and from mapped peers (cfg.direct on) */
     int direct_atomics;             /* and CPU atomics on them: agreed by every rank at init */
     rmx_stats_t stats;
+    int locks_unsettled;            /* lock_held entries RMX_HELD_UNSETTLED, at most (lock.c) */
     rmx_logger_t log;               /* RMX_LOG (log.h): level, rank, time of init */
     /* RMX_THREAD_MULTIPLE (rmx.h): every entry point holds `mt_lock` (RMX_MT_RETRY); waits on
      * other ranks let it go between polls (rmx_ctx_yield).  All below under the lock. */
@@ -205,6 +206,8 @@ int rmx_win_unlock_implicit(rmx_win_t *win, int target);
 /* Give back what timed-out acquisitions on win may have taken (lock.c, "After a timeout");
  * RMX_ERR_TIMEOUT while a target is still silent (rmx_win_free). */
 int rmx_win_settle_locks(rmx_win_t *win);
+/* rmx_win_settle_locks on every window of ctx, and count what is left (ctx->locks_unsettled). */
+void rmx_settle_all_locks(rmx_ctx_t *ctx);
 /* That, and release every lock this rank holds on win (rmx_finalize: a rank waiting for one
  * would never come to its own finalize). */
 int rmx_win_unlock_all_held(rmx_win_t *win);

@@ -40,7 +40,7 @@
  * writer, an ADD count it as waiting or reading, and then every other rank would wait for ever.
  * So the lock call returns RMX_ERR_TIMEOUT with lock_held[target] RMX_HELD_UNSETTLED, plus what
  * this rank may have added (HELD_MAY_WAIT, HELD_MAY_READ), and the next rmx_win_lock or
- * rmx_win_unlock of that target, rmx_win_free or rmx_finalize settles it first: a fetching read
+ * rmx_win_unlock of that target, rmx_sync_all, rmx_win_free or rmx_finalize settles it first: a fetching read
  * of the word after a fence (applied after every earlier operation of this rank on it: one
  * endpoint's active messages are applied in order, and the fence orders UCP's), then this rank
  * gives back what it holds: the writer's place if the word names it, else its waiting or
@@ -319,6 +319,7 @@ static int lock_epoch(rmx_win_t *win, rmx_lock_t type, int target, int assert, i
         rc = type == RMX_LOCK_EXCLUSIVE ? acquire_exclusive(&s) : acquire_shared(&s);
         if (rc == RMX_ERR_TIMEOUT && !win->ctx->peers[target].failed) {
             win->lock_held[target] = (uint8_t)(RMX_HELD_UNSETTLED | s.may);
+            win->ctx->locks_unsettled++;
             rmx_log(win->ctx, RMX_LOG_DEBUG, "window %p: lock of rank %d timed out: settled at "
                     "the next lock or unlock of it, or the window's free", (void *)win, target);
             return rc;
@@ -449,6 +450,17 @@ int rmx_win_settle_locks(rmx_win_t *win)
             rc = rc != RMX_OK ? rc : rc2;
         }
     return rc;
+}
+
+void rmx_settle_all_locks(rmx_ctx_t *ctx)
+{
+    int left = 0;
+    for (rmx_win_t *w = ctx->wins; w != NULL; w = w->next) {
+        (void)rmx_win_settle_locks(w);
+        for (int r = 0; r < ctx->size; r++)
+            left += (w->lock_held[r] & RMX_HELD_UNSETTLED) != 0;
+    }
+    ctx->locks_unsettled = left;
 }
 
 int rmx_win_unlock_all_held(rmx_win_t *win)

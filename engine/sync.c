@@ -363,6 +363,10 @@ int rmx_sync_all(rmx_ctx_t *ctx)
     int rc = rmx_collective_check(ctx);
     if (rc != RMX_OK)
         return RMX_MT_RETRY(rc, ctx, rmx_sync_all(ctx));
+    /* A lock that timed out may hold a word another rank waits for before it comes here: given
+     * back first (lock.c, "After a timeout"; the sync waits for that target anyway). */
+    if (ctx->locks_unsettled > 0)
+        rmx_settle_all_locks(ctx);
     /* Agreed: when one rank's operations did not complete, every rank learns it. */
     rc = rmx_tracker_complete(ctx, -1);
     int any_failed;

@@ -591,8 +591,11 @@ Test(progress, a_timed_out_call_lets_go_target_computing_without_agent_shm_creat
  * gets the lock.  Before: the late CSWAP (or ADD) held the word for good, unlock said
  * RMX_ERR_EPOCH, and every later lock of that target waited for ever.  Over tcp (where the
  * target's answer needs it to run); modes: exclusive, shared, an rmw's implicit epoch, and the
- * settling done by the next lock instead of an unlock, or by the window's free. */
-typedef enum { LT_EXCLUSIVE, LT_SHARED, LT_IMPLICIT, LT_RELOCK, LT_FREE, LT_NMODES } lock_timeout_mode_t;
+ * settling done by the next lock instead of an unlock, by the window's free, or by a sync_all
+ * after which the other rank locks. */
+typedef enum {
+    LT_EXCLUSIVE, LT_SHARED, LT_IMPLICIT, LT_RELOCK, LT_FREE, LT_SYNC, LT_NMODES
+} lock_timeout_mode_t;
 
 typedef struct {
     volatile pid_t *shared; /* [0] the target's pid, [1] the origin's go, [2] rank 2's go */
@@ -623,7 +626,7 @@ static int rank_lock_timeout(const rmx_config_t *cfg, void *arg)
         RANK_RC(RMX_ERR_TIMEOUT, rc);
         kill(t->shared[0], SIGCONT);
         double until = now_s() + RMX_T(20);
-        if (t->mode == LT_FREE) { /* rmx_win_free (close_rank) settles it */
+        if (t->mode == LT_FREE || t->mode == LT_SYNC) { /* rmx_win_free, rmx_sync_all settle */
         } else if (t->mode == LT_RELOCK) { /* the next lock settles, then takes it */
             while ((rc = rmx_win_lock(r.win, RMX_LOCK_EXCLUSIVE, 1, 0)) == RMX_ERR_TIMEOUT &&
                    now_s() < until)
@@ -647,6 +650,8 @@ static int rank_lock_timeout(const rmx_config_t *cfg, void *arg)
         while (t->shared[2] == 0)
             usleep(1000);
     }
+    if (t->mode == LT_SYNC)
+        RANK_OK(rmx_sync_all(r.ctx)); /* rank 0's gives back the word first */
     if (me == 2 && t->mode != LT_FREE) {
         RANK_OK(rmx_win_lock(r.win, RMX_LOCK_EXCLUSIVE, 1, 0)); /* waited for ever */
         RANK_OK(rmx_win_unlock(r.win, 1));
