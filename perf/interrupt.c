@@ -11,8 +11,8 @@
  * so what a rank leaves behind is only a POSIX segment UCX has opened and not yet unlinked (it
  * sizes and maps it in between: milliseconds for its receive FIFOs at rmx_init, and a signal
  * then left a /dev/shm file in most runs).  Such a segment is still open in the rank, so the
- * watcher unlinks every /dev/shm file the rank has open by name just before _exit; one opened
- * in the microseconds between that and the exit stays.
+ * watcher stops the rank's other threads, then unlinks every /dev/shm file the rank has open
+ * by name, then _exits.
  *
  * Without a launcher the signal may reach the forking parent only (kill PID), or the whole
  * process group (^C).  The parent forwards it as SIGTERM to every rank, whose pids the ranks
@@ -20,14 +20,17 @@
  * rank that starts after the signal sees it on the board and leaves at once.  Under a PMIx
  * launcher, the launcher forwards it (mpirun sends SIGTERM to every rank).
  */
-#include <dirent.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include "perf.h"
@@ -103,28 +106,86 @@ int perf_launcher_signal(void)
 }
 
 /* ---------------------------------------------------------------- a rank */
-/* Unlink the POSIX shared memory files this process still has open by name (a mapped segment
- * UCX has unlinked reads "... (deleted)" and is skipped). */
-static void unlink_open_shm(void)
+/* Each numeric entry of the /proc directory dir (fd or task numbers), through getdents64 into a
+ * stack buffer: no malloc, which a frozen thread may hold the lock of (freeze_others). */
+static void each_number(const char *dir, void (*fn)(long n, void *arg), void *arg)
 {
-    DIR *d = opendir("/proc/self/fd");
-    if (d == NULL)
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
         return;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        char link[300], target[PATH_MAX];
-        snprintf(link, sizeof(link), "/proc/self/fd/%s", e->d_name);
-        ssize_t n = readlink(link, target, sizeof(target) - 1);
-        if (n <= 0)
-            continue;
-        target[n] = '\0';
-        static const char deleted[] = " (deleted)";
-        size_t dl = sizeof(deleted) - 1;
-        if (strncmp(target, "/dev/shm/", 9) == 0 &&
-            ((size_t)n < dl || strcmp(target + n - dl, deleted) != 0))
-            (void)unlink(target);
-    }
-    closedir(d);
+    _Alignas(uint64_t) char buf[4096];
+    long got;
+    while ((got = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0)
+        for (long off = 0; off < got;) {
+            struct {
+                uint64_t ino;
+                int64_t off;
+                unsigned short reclen;
+                unsigned char type;
+                char name[];
+            } *e = (void *)(buf + off);
+            char *end;
+            long n = strtol(e->name, &end, 10);
+            if (end != e->name && *end == '\0')
+                fn(n, arg);
+            off += e->reclen;
+        }
+    close(fd);
+}
+
+/* A POSIX shared memory file this process still has open by name (a mapped segment UCX has
+ * unlinked reads "... (deleted)"): unlinked. */
+static void unlink_if_shm(long fdno, void *arg)
+{
+    (void)arg;
+    char link[64], target[PATH_MAX];
+    snprintf(link, sizeof(link), "/proc/self/fd/%ld", fdno);
+    ssize_t n = readlink(link, target, sizeof(target) - 1);
+    if (n <= 0)
+        return;
+    target[n] = '\0';
+    static const char deleted[] = " (deleted)";
+    size_t dl = sizeof(deleted) - 1;
+    if (strncmp(target, "/dev/shm/", 9) == 0 &&
+        ((size_t)n < dl || strcmp(target + n - dl, deleted) != 0))
+        (void)unlink(target);
+}
+
+/* The other threads stop where they stand (a handler that never returns) before the files are
+ * looked at: none opens a new segment between the look and the exit, however long this thread
+ * waits for a core (a busy machine made that window milliseconds). */
+#define FREEZE_SIGNAL SIGRTMAX
+static atomic_int frozen;
+
+static void freeze_handler(int sig)
+{
+    (void)sig;
+    atomic_fetch_add(&frozen, 1);
+    for (;;)
+        pause();
+}
+
+static void freeze_one(long tid, void *arg)
+{
+    int *sent = arg;
+    if (tid != (long)syscall(SYS_gettid) &&
+        syscall(SYS_tgkill, (long)getpid(), tid, FREEZE_SIGNAL) == 0)
+        (*sent)++;
+}
+
+static void freeze_others(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = freeze_handler;
+    sigfillset(&sa.sa_mask);
+    if (sigaction(FREEZE_SIGNAL, &sa, NULL) != 0)
+        return;
+    int sent = 0;
+    each_number("/proc/self/task", freeze_one, &sent);
+    /* A thread that blocks the signal never comes: go on after 200 ms. */
+    for (int i = 0; i < 2000 && atomic_load(&frozen) < sent; i++)
+        nanosleep(&(struct timespec){0, 100 * 1000}, NULL);
 }
 
 static void *watcher(void *arg)
@@ -142,7 +203,8 @@ static void *watcher(void *arg)
             nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
     }
     fflush(NULL);
-    unlink_open_shm();
+    freeze_others();
+    each_number("/proc/self/fd", unlink_if_shm, NULL);
     _exit(128 + sig);
 }
 
