@@ -239,6 +239,18 @@ static void notify_live_ranks(rmx_ctx_t *ctx, size_t offset, uint64_t value, int
     free(told);
 }
 
+/* Every rank of ranks[0..n) (NULL: ranks 0..n-1) known to have failed said so itself
+ * (rmx_fail). */
+static int failures_announced_among(rmx_ctx_t *ctx, const int *ranks, int n)
+{
+    for (int i = 0; i < n; i++) {
+        int r = ranks != NULL ? ranks[i] : i;
+        if (ctx->peers[r].failed && !failure_announced(ctx, r))
+            return 0;
+    }
+    return 1;
+}
+
 /* Every rank known to have failed said so itself (rmx_fail).  Then the failures are the
  * program's (Fortran FAIL IMAGE), every other rank is healthy and reaches this rank, and the
  * survivors may compute for any time before they stop.  A failure the transport reported may be
@@ -246,10 +258,7 @@ static void notify_live_ranks(rmx_ctx_t *ctx, size_t offset, uint64_t value, int
  * keeps finalize's deadline (rmx_close_barrier). */
 static int only_announced_failures(rmx_ctx_t *ctx)
 {
-    for (int r = 0; r < ctx->size; r++)
-        if (ctx->peers[r].failed && !failure_announced(ctx, r))
-            return 0;
-    return 1;
+    return failures_announced_among(ctx, NULL, ctx->size);
 }
 
 /* The termination barrier broke on a failed rank: its chains of notifications no longer reach
@@ -449,6 +458,12 @@ int rmx_sync_images(rmx_ctx_t *ctx, const int *images, int n)
         told[ntold++] = peer;
     }
     int rc2 = notify_complete(ctx, told, ntold, 1); /* all partners in one round trip */
+    /* A partner that failed on purpose (rmx_fail, FAIL IMAGE) once its part of this sync was done
+     * can be gone before it acknowledged our notification (its exit ends the connection): its
+     * wait below says whether its part arrived.  Seen once over tcp, where the flush said
+     * RMX_ERR_PEER and a survivor's SYNC ALL without STAT= ended the program. */
+    if (rc2 == RMX_ERR_PEER && failures_announced_among(ctx, told, ntold))
+        rc2 = RMX_OK;
     rc = rc != RMX_OK ? rc : rc2;
     /* Wait for each partner told; one that failed or stopped meanwhile does not end the wait
      * for the others (a failure is reported over a stop, as in every wait). */
