@@ -15,12 +15,19 @@ program caf_oom
     integer(c_int) function malloc_failed() bind(C)
       import :: c_int
     end function
+    integer(c_int) function malloc_failing() bind(C)
+      import :: c_int
+    end function
   end interface
   type(team_type) :: everyone
   integer, allocatable :: a(:)[:]
   integer :: st, n, round
   character(len=200) :: msg
 
+  if (malloc_failing() == 0) then ! AddressSanitizer owns malloc: nothing to fail
+    if (this_image() == 1) write(*, '(a)') 'caf_oom: skipped (no malloc to fail under AddressSanitizer)'
+    stop
+  end if
   form team (1, everyone)
   change team (everyone)
     n = num_images()

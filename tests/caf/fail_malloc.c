@@ -1,8 +1,9 @@
 /*
  * fail_malloc.c — linked into caf_oom alone: a Fortran program arms a one-shot failure of the
  * next malloc of a given size (fail_next_malloc, BIND(C)) to reach libcaf_rmx's out-of-memory
- * paths, and asks whether it fired (malloc_failed).  Every other malloc goes on to the next
- * definition (libc's, or a sanitizer's).
+ * paths, and asks whether it fired (malloc_failed).  Every other malloc goes on to libc's.
+ * Under AddressSanitizer, whose allocator owns malloc, it replaces nothing: malloc_failing()
+ * says so and the program skips its checks.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -14,11 +15,30 @@ extern void *__libc_malloc(size_t);
 
 void fail_next_malloc(size_t n);
 int malloc_failed(void);
+int malloc_failing(void);
 
-static void *(*next_malloc)(size_t);
-static _Thread_local int resolving;
+#if defined(__SANITIZE_ADDRESS__)
+#define FAIL_MALLOC_ACTIVE 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FAIL_MALLOC_ACTIVE 0
+#endif
+#endif
+#ifndef FAIL_MALLOC_ACTIVE
+#define FAIL_MALLOC_ACTIVE 1
+#endif
+
+int malloc_failing(void)
+{
+    return FAIL_MALLOC_ACTIVE;
+}
+
 static _Atomic size_t armed;
 static _Atomic int fired;
+
+#if FAIL_MALLOC_ACTIVE
+static void *(*next_malloc)(size_t);
+static _Thread_local int resolving;
 
 void *malloc(size_t n)
 {
@@ -37,6 +57,7 @@ void *malloc(size_t n)
     }
     return next_malloc(n);
 }
+#endif
 
 void fail_next_malloc(size_t n)
 {
