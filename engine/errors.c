@@ -8,7 +8,8 @@ const char *rmx_strerror(int err)
     case RMX_ERR_ARG:         return "invalid argument (NULL buffer, bad length or descriptor)";
     case RMX_ERR_RANK:        return "rank out of range";
     case RMX_ERR_RANGE:       return "access beyond the end of the target's window";
-    case RMX_ERR_ALIGN:       return "atomic target is not naturally aligned (disp, or the window's base + disp)";
+    case RMX_ERR_ALIGN:
+        return "atomic target is not naturally aligned (disp, or the window's base + disp)";
     case RMX_ERR_DATATYPE:    return "unknown datatype, or operation not defined for it";
     case RMX_ERR_OP:          return "unknown operation";
     case RMX_ERR_EPOCH:       return "access epoch misuse (nested epoch or unlock without lock)";

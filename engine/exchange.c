@@ -65,14 +65,17 @@ int rmx_exchange(rmx_ctx_t *ctx, const void *blob, size_t len, void **all, size_
      * the same fault here and all fail together: none goes on to wait for the others. */
     uint64_t longest = len;
     int rc = RMX_OK;
-    char found[96];
     for (int r = 0; r < ctx->size && rc == RMX_OK; r++) {
-        snprintf(found, sizeof(found), " (slot %d: rank %llu, length %llu)", r,
-                 (unsigned long long)lens[r].rank, (unsigned long long)lens[r].len);
-        if (lens[r].rank != (uint64_t)r)
-            rc = bootstrap_failed(ctx, "put another rank's bytes in a slot", found);
-        else if (lens[r].len > XCHG_BLOB_MAX || (r == ctx->rank && lens[r].len != len))
-            rc = bootstrap_failed(ctx, "gave a length no rank sent", found);
+        const char *why = lens[r].rank != (uint64_t)r ? "put another rank's bytes in a slot"
+                        : lens[r].len > XCHG_BLOB_MAX || (r == ctx->rank && lens[r].len != len)
+                            ? "gave a length no rank sent"
+                            : NULL;
+        if (why != NULL) {
+            char found[96];
+            snprintf(found, sizeof(found), " (slot %d: rank %llu, length %llu)", r,
+                     (unsigned long long)lens[r].rank, (unsigned long long)lens[r].len);
+            rc = bootstrap_failed(ctx, why, found);
+        }
         longest = lens[r].len > longest ? lens[r].len : longest;
     }
     free(lens);

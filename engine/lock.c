@@ -40,11 +40,11 @@
  * writer, an ADD count it as waiting or reading, and then every other rank would wait for ever.
  * So the lock call returns RMX_ERR_TIMEOUT with lock_held[target] RMX_HELD_UNSETTLED, plus what
  * this rank may have added (HELD_MAY_WAIT, HELD_MAY_READ), and the next rmx_win_lock or
- * rmx_win_unlock of that target, rmx_sync_all, rmx_win_free or rmx_finalize settles it first: a fetching read
- * of the word after a fence (applied after every earlier operation of this rank on it: one
- * endpoint's active messages are applied in order, and the fence orders UCP's), then this rank
- * gives back what it holds: the writer's place if the word names it, else its waiting or
- * reading count, and its slot.  While the target stays silent the settling times out too and is
+ * rmx_win_unlock of that target, rmx_sync_all, rmx_win_free or rmx_finalize settles it first:
+ * a fetching read of the word after a fence (applied after every earlier operation of this rank
+ * on it: one endpoint's active messages are applied in order, and the fence orders UCP's), then
+ * this rank gives back what it holds: the writer's place if the word names it, else its waiting
+ * or reading count, and its slot.  While the target stays silent the settling times out too and is
  * tried again at the next such call.
  *
  * Lock and unlock are image control.  lock ends the current segment (all targets) before taking
@@ -283,7 +283,6 @@ static int settle(rmx_win_t *win, int target)
     return rc == RMX_ERR_PEER ? RMX_OK : rc;
 }
 
-
 /* ---------------------------------------------------------------- entry points */
 
 static int check_lock_target(rmx_win_t *win, int target)
@@ -321,7 +320,8 @@ static int lock_epoch(rmx_win_t *win, rmx_lock_t type, int target, int assert, i
             win->lock_held[target] = (uint8_t)(RMX_HELD_UNSETTLED | s.may);
             win->ctx->locks_unsettled++;
             rmx_log(win->ctx, RMX_LOG_DEBUG, "window %p: lock of rank %d timed out: settled at "
-                    "the next lock or unlock of it, or the window's free", (void *)win, target);
+                    "the next lock or unlock of it, sync_all, window free or finalize",
+                    (void *)win, target);
             return rc;
         }
         if (rc != RMX_OK) {

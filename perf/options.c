@@ -103,8 +103,6 @@ static const char help_text[] =
     "       created or read\n"
     "  130  interrupted by SIGINT (143: SIGTERM)\n";
 
-/* Under a launcher every rank parses the same argv: only rank 0 (or a process that cannot
- * tell) says what is wrong, once, instead of once a rank. */
 int perf_launched(void)
 {
     return getenv("PMIX_NAMESPACE") != NULL || getenv("RMX_FORK_RANK") != NULL;
@@ -116,6 +114,8 @@ int perf_rank0(void)
     return r == NULL || strcmp(r, "0") == 0;
 }
 
+/* Under a launcher every rank parses the same argv: only rank 0 (or a process that cannot
+ * tell) says what is wrong, once, instead of once a rank. */
 static int quiet_errors(void)
 {
     return !perf_rank0();

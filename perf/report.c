@@ -329,17 +329,21 @@ static void read_comment(perf_run_t *run, int ext, const char *line)
 
 /* The test of a row, when the row is one rmx_perf could have written: a test it has, in that
  * test's unit, at a size the test runs at. */
+static const perf_test_t *test_named(const char *name)
+{
+    for (int i = 0; i < perf_ntests; i++)
+        if (strcmp(perf_tests[i].name, name) == 0)
+            return &perf_tests[i];
+    return NULL;
+}
+
 static const perf_test_t *row_test(const entry_t *e, const char *unit)
 {
-    for (int i = 0; i < perf_ntests; i++) {
-        const perf_test_t *t = &perf_tests[i];
-        if (strcmp(t->name, e->test) == 0)
-            return strcmp(unit, perf_unit(t->metric)) == 0 && e->size >= t->min_len &&
-                           e->size <= t->max_len
-                       ? t
-                       : NULL;
-    }
-    return NULL;
+    const perf_test_t *t = test_named(e->test);
+    return t != NULL && strcmp(unit, perf_unit(t->metric)) == 0 && e->size >= t->min_len &&
+                   e->size <= t->max_len
+               ? t
+               : NULL;
 }
 
 /* One result file into es, every line checked: ext >= 0 another program's (its column header
@@ -446,14 +450,6 @@ static void free_entries(entries_t *files, int n)
 {
     for (int f = 0; f < n; f++)
         free(files[f].e);
-}
-
-static const perf_test_t *test_named(const char *name)
-{
-    for (int i = 0; i < perf_ntests; i++)
-        if (strcmp(perf_tests[i].name, name) == 0)
-            return &perf_tests[i];
-    return NULL;
 }
 
 int perf_read_ext(perf_run_t *run, perf_ext_t which, const char *const *paths, int n, char *err,

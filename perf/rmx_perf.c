@@ -10,8 +10,9 @@
  * interrupt.c's (the rows so far are printed).
  *
  * Under a launcher (PMIx's: mpirun, srun --mpi=pmix, prterun; rmx's fork launcher: rmx_forkrun)
- * it uses the launched ranks; otherwise it forks --ranks local ranks (rmx_fork_run).  Rank 0 is the origin,
- * --target the rank it reads and writes (default: the last rank); the others wait in sync_all.
+ * it uses the launched ranks; otherwise it forks --ranks local ranks (rmx_fork_run).  Rank 0 is
+ * the origin, --target the rank it reads and writes (default: the last rank); the others wait in
+ * sync_all.
  *
  * Every point (test, size) is measured --reps times; each repetition runs the rmx body and the
  * raw-UCP body back to back (alternating which goes first), so load on the machine hits both
@@ -593,13 +594,11 @@ static int gather_agent_report(perf_state_t *s)
 static int report(perf_state_t *s, perf_run_t *run)
 {
     const perf_opts_t *o = s->o;
+    char err[512];
     for (int x = 0; x < PERF_NEXT; x++)
-    {
-        char err[512];
         if (o->next[x] > 0 &&
             perf_read_ext(run, (perf_ext_t)x, o->ext_csv[x], o->next[x], err, sizeof(err)) != 0)
             fprintf(stderr, "rmx_perf: %s %s\n", perf_ext[x].option, err);
-    }
     return perf_report(run, o);
 }
 
