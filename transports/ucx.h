@@ -325,6 +325,13 @@ static inline void rmx_ucx_tick(rmx_ucx_t *u)
     }
 }
 
+/* Whether the next rmx_ucx_tick progresses: a fast path that calls nothing leaves that call to
+ * its general path, and otherwise counts the operation itself (++since_progress). */
+static inline int rmx_ucx_tick_due(const rmx_ucx_t *u)
+{
+    return u->since_progress + 1 >= RMX_UCX_QUIET_PROGRESS;
+}
+
 /* From here until rmx_ucx_serve_end, a stream's waits (u) also serve peers through its parent's
  * service worker, when no agent does (RMX_PROGRESS=none): rmx_stream_create is a call of the
  * context, and peers wiring up their own streams at the same time wait for its answers while
