@@ -28,6 +28,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "perf.h"
 #include "interrupt.h"
@@ -822,12 +824,57 @@ static int open_output(const char *opt, const char *path, FILE **f)
     return 0;
 }
 
+/* Whether two paths name one file: the same inode when it exists, else the same directory (by
+ * inode) and name, however either is spelled ("d/./x", "d/../d/x"). */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    const char *na = strrchr(a, '/'), *nb = strrchr(b, '/');
+    const char *fa = na != NULL ? na + 1 : a, *fb = nb != NULL ? nb + 1 : b;
+    if (strcmp(fa, fb) != 0 || *fa == '\0')
+        return 0;
+    char da[PATH_MAX], db[PATH_MAX];
+    snprintf(da, sizeof(da), "%.*s", na != NULL ? (int)(na - a) + 1 : 1, na != NULL ? a : ".");
+    snprintf(db, sizeof(db), "%.*s", nb != NULL ? (int)(nb - b) + 1 : 1, nb != NULL ? b : ".");
+    return stat(da, &sa) == 0 && stat(db, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+/* An output file that is also an input (--merge, --mpi, --mpi-sm, --shmem: read again for the
+ * rows after the output was truncated) or the other output (one overwrote the other). */
+static int outputs_apart(const perf_opts_t *o)
+{
+    const char *outs[2] = {o->output, o->plot}, *opt[2] = {"--output", "--plot"};
+    for (int k = 0; k < 2; k++) {
+        if (outs[k] == NULL)
+            continue;
+        if (k == 1 && o->output != NULL && same_file(o->output, o->plot))
+            return perf_usage_error("--plot %s: the same file as --output %s", o->plot,
+                                    o->output);
+        for (int x = 0; x <= PERF_NEXT; x++) {
+            int n = x < PERF_NEXT ? o->next[x] : o->nmerge;
+            for (int i = 0; i < n; i++) {
+                const char *in = x < PERF_NEXT ? o->ext_csv[x][i] : o->merge[i];
+                if (same_file(outs[k], in))
+                    return perf_usage_error("%s %s: the same file as the input %s %s", opt[k],
+                                            outs[k],
+                                            x < PERF_NEXT ? perf_ext[x].option : "--merge", in);
+            }
+        }
+    }
+    return 0;
+}
+
 /* --output and --plot are created now, so a bad path costs no measurement.  Under a launcher
  * only rank 0 creates them: every rank truncating the same file would race. */
 static int open_outputs(perf_opts_t *o, int launched)
 {
     if (launched && !perf_rank0())
         return 0;
+    if (outputs_apart(o) != 0)
+        return PERF_USAGE;
     if (open_output("--output", o->output, &o->output_f) != 0)
         return PERF_USAGE;
     return open_output("--plot", o->plot, &o->plot_f);

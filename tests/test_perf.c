@@ -966,3 +966,52 @@ Test(perf, threads_on_streams_and_on_one_context)
     cr_expect_eq(r.status, 2, "--threads 17: exit %d", r.status);
     free(r.out);
 }
+
+/* An output that names an input, or --output and --plot naming one file: --merge's own input
+ * was truncated by --output before it was read again for the rows (the run printed headers
+ * only), and --plot overwrote --output.  Refused before anything is written. */
+Test(perf, an_output_naming_an_input_or_the_other_output_is_refused)
+{
+    char dir[] = "/tmp/rmx_perf_same_XXXXXX";
+    cr_assert(mkdtemp(dir) != NULL);
+    const char *base = strrchr(dir, '/') + 1;
+    char a[128], m[128], x[128], args[6][600];
+    snprintf(a, sizeof(a), "%s/a.csv", dir);
+    snprintf(m, sizeof(m), "%s/m.csv", dir);
+    snprintf(x, sizeof(x), "%s/x.csv", dir);
+    const char *text = "# rmx_perf: 2 ranks, rank 0 -> rank 1, median of 3 repetitions, "
+                       "load average 1.00\ntest,size,unit,rmx,ucp,rmx_over_ucp\n"
+                       "put_lat,8,us,1,10,0.1\n";
+    const char *mpi = "test,size,unit,mpi\nput_lat,8,us,4\n";
+    write_file(a, text);
+    write_file(m, mpi);
+    snprintf(args[0], sizeof(args[0]), "--merge %s --output %s", a, a);
+    snprintf(args[1], sizeof(args[1]), "--merge %s --output %s/../%s/./a.csv", a, dir, base);
+    snprintf(args[2], sizeof(args[2]), "--merge %s --plot %s", a, a);
+    snprintf(args[3], sizeof(args[3]), "--merge %s --output %s --plot %s/./x.csv", a, x, dir);
+    snprintf(args[4], sizeof(args[4]), "--test put_lat --sizes 8 --mpi %s --output %s", m, m);
+    snprintf(args[5], sizeof(args[5]), "--test put_lat --sizes 8 --mpi %s --plot %s/../%s/m.csv",
+             m, dir, base);
+    const char *names[] = {"--output", "--output", "--plot", "--plot", "--output", "--plot"};
+    for (int i = 0; i < 6; i++) {
+        run_out_t r = run_perf(args[i]);
+        cr_expect_eq(r.status, 2, "'%s' exited %d; stderr:\n%s", args[i], r.status, r.err);
+        cr_expect(strstr(r.err, names[i]) != NULL && strstr(r.err, "same file") != NULL,
+                  "'%s': stderr:\n%s", args[i], r.err);
+        free(r.out);
+        char *left_a = slurp(a), *left_m = slurp(m);
+        cr_expect(left_a != NULL && strcmp(left_a, text) == 0 && left_m != NULL &&
+                      strcmp(left_m, mpi) == 0,
+                  "'%s' changed an input", args[i]);
+        free(left_a);
+        free(left_m);
+        cr_expect(access(x, F_OK) != 0, "'%s' created %s", args[i], x);
+    }
+    /* distinct files still work, however spelled */
+    snprintf(args[0], sizeof(args[0]), "--merge %s --output %s/./x.csv --csv", a, dir);
+    run_out_t r = run_perf(args[0]);
+    cr_expect_eq(r.status, 0, "'%s' exited %d; stderr:\n%s", args[0], r.status, r.err);
+    free(r.out);
+    unlink(a), unlink(m), unlink(x);
+    rmdir(dir);
+}
