@@ -197,6 +197,8 @@ void perf_print_json(FILE *f, const perf_run_t *run, const perf_opts_t *o)
     fprintf(f, "{\"ranks\": %d, \"target\": %d, \"reps\": %d, \"load1\": %.2f, \"transport\": ",
             run->ranks, run->target, run->reps, run->load1);
     json_string(f, run->transport);
+    if (run->nfiles > 1) /* as the table's "merged" line */
+        fprintf(f, ", \"merged\": %d, \"load_max\": %.2f", run->nfiles, run->load_max);
     if (run->note[0] != '\0') {
         fprintf(f, ", \"interrupted\": ");
         json_string(f, run->note);

@@ -245,6 +245,17 @@ Test(perf, merge_takes_the_median_over_runs)
               "rows in the test table's order:\n%s", r.out);
     cr_expect(strstr(r.out, "median of 3 runs") != NULL, "%s", r.out);
     free(r.out);
+    /* JSON says so too (it said nothing of the merge) */
+    snprintf(args, sizeof(args), "--merge %s --merge %s --merge %s --json", a, b, c);
+    r = run_perf(args);
+    cr_assert_eq(r.status, 0, "stderr:\n%s\nstdout:\n%s", r.err, r.out);
+    cr_expect(strstr(r.out, "\"merged\": 3, \"load_max\": 1.00") != NULL, "%s", r.out);
+    free(r.out);
+    snprintf(args, sizeof(args), "--merge %s --json", a); /* one file: nothing merged */
+    r = run_perf(args);
+    cr_assert_eq(r.status, 0, "stderr:\n%s\nstdout:\n%s", r.err, r.out);
+    cr_expect(strstr(r.out, "\"merged\"") == NULL, "%s", r.out);
+    free(r.out);
     unlink(a), unlink(b), unlink(c), unlink(m1), unlink(m2);
     rmdir(dir);
 }
