@@ -504,10 +504,10 @@ RMW_INLINE int rmw_elements(rmx_win_t *win, const void *operand, int count, rmx_
  * as UCP's whole fetch-add; most were checks that this path makes as a handful of tests.
  *
  * Its checks call nothing (rmx_win_ready), and on a target mapped here (CPU atomics) the
- * commonest calls take a route of their own (the direct route below): fetch-add at 0.6x raw
- * UCP, 0.72x before.  An entry point that made only the direct route and jumped elsewhere for
- * the rest saved 0.5 ns more there (its frame: the locked instruction waits for the saved
- * registers' stores), but the UCP route then checked twice and lost 4 ns. */
+ * commonest calls take a route of their own (the direct route below): fetch-add at 0.62x raw
+ * UCP, 0.73x before.  An entry point that made only the direct route and jumped elsewhere for
+ * the rest saved 0.2-0.5 ns more there (its frame: the locked instruction waits for the saved
+ * registers' stores), but UCP's route then checked twice and lost 1.5-4 ns (DESIGN.md). */
 #define RMW_NOT_FAST 1
 
 /* The element's part of the window when the call can take a fast route, else NULL: window and
