@@ -731,3 +731,80 @@ Test(progress, created_windows_create_free_and_sync_without_agent, .timeout = RM
     setup_t s = {.created = 1, .progress = RMX_PROGRESS_NONE};
     run_ranks(2, rank_create_free_cycles, &s);
 }
+
+/* A wait whose worker is never idle still times out.  The origin (rank 0, no agent: its waits
+ * serve its peers) gets from rank 2, which is stopped, while rank 1 keeps a stream of puts to
+ * the origin in flight; every progress call of the origin's wait then has rank 1's puts to
+ * serve.  The waits looked at the clock only after rounds that progressed nothing, so the get
+ * waited as long as the stream lasted instead of peer_timeout_s. */
+typedef struct {
+    volatile pid_t pid[2];   /* rank 2's pid; the origin's "I have left the sync_all" */
+    volatile int origin_getting; /* the origin is about to get: rank 1 starts its stream */
+    volatile int origin_done; /* the origin's get has returned: rank 1 stops its stream */
+    volatile double waited;   /* how long the get took */
+    volatile int rc;
+    volatile long puts;       /* rank 1's puts during the get */
+} busy_wait_page_t;
+
+static int rank_busy_wait_times_out(const rmx_config_t *cfg, void *arg)
+{
+    busy_wait_page_t *p = arg;
+    setup_t mine = {.tcp = 1};
+    if (cfg->oob.rank == ORIGIN)
+        mine.progress = RMX_PROGRESS_NONE; /* the origin's waits serve rank 1's puts */
+    double timeout = RMX_T(0.5), stream_s = 30 * timeout;
+    rmx_config_t c = *cfg;
+    c.coalesce_disable = 1; /* rank 1's puts leave one by one, none staged */
+    rank_t r = open_rank(&c, &mine, timeout);
+    int me = rmx_rank(r.ctx);
+    RANK_OK(rmx_sync_all(r.ctx));
+    if (me == 2) {
+        while (p->pid[1] == 0)
+            usleep(1000);
+        p->pid[0] = getpid();
+        raise(SIGSTOP); /* until the origin's SIGCONT */
+    } else if (me == 1) {
+        unsigned char src[64];
+        memset(src, me, sizeof(src));
+        while (!p->origin_getting)
+            usleep(100);
+        double until = now_s() + stream_s;
+        long puts = 0;
+        while (!p->origin_done && now_s() < until) /* only the origin's get serves them */
+            RANK_OK(rmx_put(r.win, src, sizeof(src), ORIGIN, (size_t)(puts++ % 512) * 64));
+        p->puts = puts;
+        RANK_ASSERT(p->origin_done, "the origin's get still waited after %.1f s", stream_s);
+    } else {
+        p->pid[1] = 1;
+        while (p->pid[0] == 0)
+            usleep(1000);
+        wait_until_stopped(p->pid[0]);
+        p->origin_getting = 1;
+        unsigned char dst[64];
+        double t0 = now_s();
+        p->rc = rmx_get(r.win, dst, sizeof(dst), 2, 0);
+        p->waited = now_s() - t0;
+        p->origin_done = 1;
+        kill(p->pid[0], SIGCONT);
+        RANK_RC(RMX_ERR_TIMEOUT, p->rc);
+        /* A few times peer_timeout_s at most (rmx.h), far from the stream's 30. */
+        RANK_ASSERT(p->waited < 8 * timeout, "the get took %.2f s with peer_timeout_s %.2f",
+                    p->waited, timeout);
+    }
+    RANK_OK(rmx_sync_all(r.ctx));
+    close_rank(&r);
+    return 0;
+}
+
+Test(progress, a_wait_whose_worker_is_never_idle_still_times_out_tcp, .timeout = RMX_T(90))
+{
+    busy_wait_page_t *p = mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE,
+                               MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    cr_assert(p != MAP_FAILED);
+    memset(p, 0, sizeof(*p));
+    run_ranks(3, rank_busy_wait_times_out, p);
+    fprintf(stderr, "progress: the get waited %.2f s (%s) while rank 1 made %ld puts to it\n",
+            p->waited, rmx_strerror(p->rc), p->puts);
+    cr_expect(p->puts > 100, "rank 1 made only %ld puts meanwhile", p->puts);
+    munmap(p, sizeof(*p));
+}

@@ -283,14 +283,15 @@ int rmx_am_wait(rmx_ucx_t *u, uint64_t token)
     if (o == NULL)
         return RMX_ERR_TRANSPORT; /* not a live token: a bug of the caller's */
     double deadline = 0;
-    unsigned idle = 0;
+    unsigned round = 0;
     int rc = op_poll(o);
     if (rc != OP_PENDING)
         rmx_ucx_tick(u); /* never progressed: keepalive's turn now and then, as rmx_ucx_wait */
     else
         u->since_progress = 0;
     while (rc == OP_PENDING) {
-        if (rmx_ucx_progress(u) == 0 && rmx_ucx_idle_expired(u, &idle, &deadline)) {
+        int busy = rmx_ucx_progress(u) != 0;
+        if (rmx_ucx_round_expired(u, &round, busy, &deadline)) {
             rc = RMX_ERR_TIMEOUT;
             break;
         }
@@ -571,14 +572,15 @@ static int flush_peers(rmx_ucx_t *u, rmx_am_peer_t *const *peers, int n, int qui
 {
     int rc = RMX_OK, i = 0;
     double deadline = 0;
-    unsigned idle = 0;
+    unsigned round = 0;
     while (i < n && flushed(peers[i], quiet, &rc))
         i++;
     if (i == n)
         return rc;
     u->since_progress = 0;
     for (;;) {
-        if (rmx_ucx_progress(u) == 0 && rmx_ucx_idle_expired(u, &idle, &deadline))
+        int busy = rmx_ucx_progress(u) != 0;
+        if (rmx_ucx_round_expired(u, &round, busy, &deadline))
             return rc != RMX_OK ? rc : RMX_ERR_TIMEOUT;
         while (i < n && flushed(peers[i], quiet, &rc))
             i++;

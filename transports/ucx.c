@@ -516,12 +516,11 @@ int rmx_ucx_wait_issued(rmx_ucx_t *u, ucs_status_ptr_t req, rmx_ucx_on_timeout_t
     if (UCS_PTR_IS_ERR(req))
         return rmx_ucx_failed(u, UCS_PTR_STATUS(req));
     double deadline = 0;
-    unsigned idle = 0;
+    unsigned round = 0;
     ucs_status_t st;
     while ((st = ucp_request_check_status(req)) == UCS_INPROGRESS) {
-        if (rmx_ucx_progress(u) != 0)
-            continue;
-        if (rmx_ucx_idle_expired(u, &idle, &deadline)) {
+        int busy = rmx_ucx_progress(u) != 0;
+        if (rmx_ucx_round_expired(u, &round, busy, &deadline)) {
             if (on_timeout == RMX_UCX_RELEASE)
                 ucp_request_free(req);
             return RMX_ERR_TIMEOUT;
@@ -531,14 +530,15 @@ int rmx_ucx_wait_issued(rmx_ucx_t *u, ucs_status_ptr_t req, rmx_ucx_on_timeout_t
     return __builtin_expect(st == UCS_OK, 1) ? RMX_OK : rmx_ucx_failed(u, st);
 }
 
-int rmx_ucx_deadline_passed(rmx_ucx_t *u, double *deadline)
+int rmx_ucx_deadline_passed(rmx_ucx_t *u, double *deadline, int busy)
 {
     double t = rmx_now_s();
     if (*deadline == 0)
         *deadline = t + u->timeout_s;
     else if (t > *deadline)
         return 1;
-    sched_yield(); /* 2 cores, often more ranks: let the peer run */
+    if (!busy)
+        sched_yield(); /* 2 cores, often more ranks: let the peer run */
     return 0;
 }
 

@@ -351,14 +351,19 @@ static inline void rmx_ucx_serve_end(rmx_ucx_t *u)
     u->serve_every_progress = 0;
 }
 
-/* The clock part of rmx_ucx_idle_expired; out of line, as it runs once in 1024 idle rounds. */
-int rmx_ucx_deadline_passed(rmx_ucx_t *u, double *deadline);
+/* The clock part of rmx_ucx_round_expired; out of line, as it runs once in 1024 rounds.  An
+ * idle round also yields the core (2 cores, often more ranks: let the peer run). */
+int rmx_ucx_deadline_passed(rmx_ucx_t *u, double *deadline, int busy);
 
-/* A wait's round that progressed nothing: 1 once the wait has lasted timeout_s (the clock is
- * read every 1024 such rounds, which also yield the core). */
-static inline int rmx_ucx_idle_expired(rmx_ucx_t *u, unsigned *idle, double *deadline)
+/* A wait's round, busy (its progress did something) or not: 1 once the wait has lasted
+ * timeout_s.  The clock is read every 1024 rounds of either kind: counted on idle rounds alone,
+ * a wait whose worker always had other peers' traffic to serve (a stream of puts from one rank
+ * while this one waits for a stopped one, no agent) never read it, and a get with
+ * peer_timeout_s 0.5 s took 11-14 s (progress/a_wait_whose_worker_is_never_idle_...). */
+static inline int rmx_ucx_round_expired(rmx_ucx_t *u, unsigned *round, int busy,
+                                        double *deadline)
 {
-    return (++*idle & 1023) == 0 && rmx_ucx_deadline_passed(u, deadline);
+    return (++*round & 1023) == 0 && rmx_ucx_deadline_passed(u, deadline, busy);
 }
 
 /* What a wait does with a request that timed out. */
