@@ -744,6 +744,8 @@ typedef struct {
     volatile double waited;   /* how long the get took */
     volatile int rc;
     volatile long puts;       /* rank 1's puts during the get */
+    int dead;                 /* rank 2 is killed, the origin syncs with it (else: stopped, get) */
+    volatile double died_at;
 } busy_wait_page_t;
 
 static int rank_busy_wait_times_out(const rmx_config_t *cfg, void *arg)
@@ -762,6 +764,13 @@ static int rank_busy_wait_times_out(const rmx_config_t *cfg, void *arg)
         while (p->pid[1] == 0)
             usleep(1000);
         p->pid[0] = getpid();
+        if (p->dead) { /* dies once the origin waits for it beside rank 1's stream */
+            while (!p->origin_getting)
+                usleep(100);
+            usleep((useconds_t)(timeout * 1e6 / 2));
+            p->died_at = now_s();
+            raise(SIGKILL);
+        }
         raise(SIGSTOP); /* until the origin's SIGCONT */
     } else if (me == 1) {
         unsigned char src[64];
@@ -773,38 +782,69 @@ static int rank_busy_wait_times_out(const rmx_config_t *cfg, void *arg)
         while (!p->origin_done && now_s() < until) /* only the origin's get serves them */
             RANK_OK(rmx_put(r.win, src, sizeof(src), ORIGIN, (size_t)(puts++ % 512) * 64));
         p->puts = puts;
-        RANK_ASSERT(p->origin_done, "the origin's get still waited after %.1f s", stream_s);
+        RANK_ASSERT(p->origin_done, "the origin's wait still waited after %.1f s", stream_s);
     } else {
         p->pid[1] = 1;
         while (p->pid[0] == 0)
             usleep(1000);
-        wait_until_stopped(p->pid[0]);
+        if (!p->dead)
+            wait_until_stopped(p->pid[0]);
+        else
+            usleep((useconds_t)(timeout * 1e6 / 4)); /* rank 1's stream under way */
         p->origin_getting = 1;
         unsigned char dst[64];
+        int victim = 2;
         double t0 = now_s();
-        p->rc = rmx_get(r.win, dst, sizeof(dst), 2, 0);
-        p->waited = now_s() - t0;
+        p->rc = p->dead ? rmx_sync_images(r.ctx, &victim, 1)
+                        : rmx_get(r.win, dst, sizeof(dst), 2, 0);
+        p->waited = now_s() - (p->dead ? p->died_at : t0);
         p->origin_done = 1;
-        kill(p->pid[0], SIGCONT);
-        RANK_RC(RMX_ERR_TIMEOUT, p->rc);
+        if (!p->dead)
+            kill(p->pid[0], SIGCONT);
+        RANK_RC(p->dead ? RMX_ERR_PEER : RMX_ERR_TIMEOUT, p->rc);
         /* A few times peer_timeout_s at most (rmx.h), far from the stream's 30. */
-        RANK_ASSERT(p->waited < 8 * timeout, "the get took %.2f s with peer_timeout_s %.2f",
+        RANK_ASSERT(p->waited < 8 * timeout, "the wait took %.2f s with peer_timeout_s %.2f",
                     p->waited, timeout);
+    }
+    if (p->dead) { /* the survivors end with the victim gone */
+        int rc = rmx_win_free(&r.win);
+        RANK_ASSERT(rc == RMX_OK || rc == RMX_ERR_PEER, "win_free: %s", rmx_strerror(rc));
+        rc = rmx_finalize(r.ctx);
+        RANK_ASSERT(rc == RMX_OK || rc == RMX_ERR_PEER, "finalize: %s", rmx_strerror(rc));
+        return 0;
     }
     RANK_OK(rmx_sync_all(r.ctx));
     close_rank(&r);
     return 0;
 }
 
-Test(progress, a_wait_whose_worker_is_never_idle_still_times_out_tcp, .timeout = RMX_T(90))
+static void run_busy_wait(int dead)
 {
     busy_wait_page_t *p = mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE,
                                MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     cr_assert(p != MAP_FAILED);
     memset(p, 0, sizeof(*p));
-    run_ranks(3, rank_busy_wait_times_out, p);
-    fprintf(stderr, "progress: the get waited %.2f s (%s) while rank 1 made %ld puts to it\n",
-            p->waited, rmx_strerror(p->rc), p->puts);
+    p->dead = dead;
+    int status[3];
+    int rc = rmx_fork_run(3, rank_busy_wait_times_out, p, NULL, RMX_T(60), status);
+    for (int i = 0; i < 3; i++)
+        cr_expect_eq(status[i], dead && i == 2 ? 128 + SIGKILL : 0, "rank %d exited with %d", i,
+                     status[i]);
+    cr_expect(dead || rc == RMX_OK, "rmx_fork_run: %s", rmx_strerror(rc));
+    fprintf(stderr, "progress: the %s waited %.2f s (%s) while rank 1 made %ld puts to it\n",
+            dead ? "sync_images" : "get", p->waited, rmx_strerror(p->rc), p->puts);
     cr_expect(p->puts > 100, "rank 1 made only %ld puts meanwhile", p->puts);
     munmap(p, sizeof(*p));
+}
+
+Test(progress, a_wait_whose_worker_is_never_idle_still_times_out_tcp, .timeout = RMX_T(90))
+{
+    run_busy_wait(0);
+}
+
+/* The same for a sync whose partner dies meanwhile: failures are looked for on busy rounds too
+ * (before, the sync_images waited 14.75 s, as long as rank 1's stream lasted, 2 runs in 3). */
+Test(progress, a_sync_whose_worker_is_never_idle_still_sees_a_death_tcp, .timeout = RMX_T(90))
+{
+    run_busy_wait(1);
 }
