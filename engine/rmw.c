@@ -54,24 +54,12 @@ static const dtype_info_t dtypes[RMX_DTYPE_COUNT] = {
 
 static inline uint64_t elem_load(const void *buf, int i, size_t size)
 {
-    if (size == 4) {
-        uint32_t v;
-        memcpy(&v, (const char *)buf + (size_t)i * 4, 4);
-        return v;
-    }
-    uint64_t v;
-    memcpy(&v, (const char *)buf + (size_t)i * 8, 8);
-    return v;
+    return rmx_bits_load((const char *)buf + (size_t)i * size, size);
 }
 
 static inline void elem_store(void *buf, int i, size_t size, uint64_t bits)
 {
-    if (size == 4) {
-        uint32_t v = (uint32_t)bits;
-        memcpy((char *)buf + (size_t)i * 4, &v, 4);
-    } else {
-        memcpy((char *)buf + (size_t)i * 8, &bits, 8);
-    }
+    rmx_bits_store((char *)buf + (size_t)i * size, size, bits);
 }
 
 static inline uint64_t size_mask(size_t size)
