@@ -795,6 +795,23 @@ static int check_plan(perf_state_t *s, int launched)
     return 0;
 }
 
+/* The options that name result files to read, in turn: x < PERF_NEXT another program's
+ * (perf_ext[x]: --mpi, --mpi-sm, --shmem), x == PERF_NEXT --merge's earlier rmx_perf outputs. */
+static int input_count(const perf_opts_t *o, int x)
+{
+    return x < PERF_NEXT ? o->next[x] : o->nmerge;
+}
+
+static const char *const *input_paths(const perf_opts_t *o, int x)
+{
+    return x < PERF_NEXT ? o->ext_csv[x] : o->merge;
+}
+
+static const char *input_option(int x)
+{
+    return x < PERF_NEXT ? perf_ext[x].option : "--merge";
+}
+
 /* The result files read later: each must read now, every line what its option expects, before
  * anything is measured. */
 static int check_inputs(const perf_opts_t *o)
@@ -802,14 +819,14 @@ static int check_inputs(const perf_opts_t *o)
     char err[512];
     for (int x = 0; x <= PERF_NEXT; x++) {
         perf_run_t scratch = {0}; /* no rows: the files are read and checked, nothing joined */
-        int n = x < PERF_NEXT ? o->next[x] : o->nmerge;
+        int n = input_count(o, x);
         int rc = n == 0 ? 0
-               : x < PERF_NEXT ? perf_read_ext(&scratch, (perf_ext_t)x, o->ext_csv[x], n, err,
+               : x < PERF_NEXT ? perf_read_ext(&scratch, (perf_ext_t)x, input_paths(o, x), n, err,
                                                sizeof(err))
-                               : perf_merge_runs(&scratch, o->merge, n, err, sizeof(err));
+                               : perf_merge_runs(&scratch, input_paths(o, x), n, err, sizeof(err));
         free(scratch.rows);
         if (rc != 0)
-            return perf_usage_error("%s %s", x < PERF_NEXT ? perf_ext[x].option : "--merge", err);
+            return perf_usage_error("%s %s", input_option(x), err);
     }
     return 0;
 }
@@ -846,24 +863,15 @@ static int same_file(const char *a, const char *b)
  * rows after the output was truncated) or the other output (one overwrote the other). */
 static int outputs_apart(const perf_opts_t *o)
 {
+    if (o->output != NULL && o->plot != NULL && same_file(o->output, o->plot))
+        return perf_usage_error("--plot %s: the same file as --output %s", o->plot, o->output);
     const char *outs[2] = {o->output, o->plot}, *opt[2] = {"--output", "--plot"};
-    for (int k = 0; k < 2; k++) {
-        if (outs[k] == NULL)
-            continue;
-        if (k == 1 && o->output != NULL && same_file(o->output, o->plot))
-            return perf_usage_error("--plot %s: the same file as --output %s", o->plot,
-                                    o->output);
-        for (int x = 0; x <= PERF_NEXT; x++) {
-            int n = x < PERF_NEXT ? o->next[x] : o->nmerge;
-            for (int i = 0; i < n; i++) {
-                const char *in = x < PERF_NEXT ? o->ext_csv[x][i] : o->merge[i];
-                if (same_file(outs[k], in))
+    for (int k = 0; k < 2; k++)
+        for (int x = 0; x <= PERF_NEXT && outs[k] != NULL; x++)
+            for (int i = 0; i < input_count(o, x); i++)
+                if (same_file(outs[k], input_paths(o, x)[i]))
                     return perf_usage_error("%s %s: the same file as the input %s %s", opt[k],
-                                            outs[k],
-                                            x < PERF_NEXT ? perf_ext[x].option : "--merge", in);
-            }
-        }
-    }
+                                            outs[k], input_option(x), input_paths(o, x)[i]);
     return 0;
 }
 

@@ -196,8 +196,9 @@ static int kid_reap(fork_kids_t *k, int r)
 
 /* Reap every child.  A child that ends normally raises `departed`, one that fails (non-zero
  * status) `aborted`: either way the others' collectives waiting for it fail.  On a failure, with
- * terminate_on_failure, they also get SIGTERM, and SIGKILL FORK_GRACE_S later.  After timeout_s (0: none) every child left gets SIGKILL.  rc is the result so far;
- * returns it, or RMX_ERR_PEER / RMX_ERR_TIMEOUT. */
+ * terminate_on_failure, they also get SIGTERM, and SIGKILL FORK_GRACE_S later.  After timeout_s
+ * (0: none) every child left gets SIGKILL.  rc is the result so far; returns it, or
+ * RMX_ERR_PEER / RMX_ERR_TIMEOUT. */
 static int kids_watch(fork_kids_t *k, double timeout_s, int terminate_on_failure, int rc)
 {
     double deadline = timeout_s > 0 ? now_s() + timeout_s : 0, kill_at = 0;
