@@ -739,11 +739,11 @@ Test(progress, created_windows_create_free_and_sync_without_agent, .timeout = RM
  * waited as long as the stream lasted instead of peer_timeout_s. */
 typedef struct {
     volatile pid_t pid[2];   /* rank 2's pid; the origin's "I have left the sync_all" */
-    volatile int origin_getting; /* the origin is about to get: rank 1 starts its stream */
-    volatile int origin_done; /* the origin's get has returned: rank 1 stops its stream */
-    volatile double waited;   /* how long the get took */
+    volatile int origin_getting; /* the origin is about to wait: rank 1 starts its stream */
+    volatile int origin_done; /* the origin's wait has returned: rank 1 stops its stream */
+    volatile double waited;   /* how long the wait took (from the death, when rank 2 dies) */
     volatile int rc;
-    volatile long puts;       /* rank 1's puts during the get */
+    volatile long puts;       /* rank 1's puts during the wait */
     int dead;                 /* rank 2 is killed, the origin syncs with it (else: stopped, get) */
     volatile double died_at;
 } busy_wait_page_t;
@@ -779,7 +779,7 @@ static int rank_busy_wait_times_out(const rmx_config_t *cfg, void *arg)
             usleep(100);
         double until = now_s() + stream_s;
         long puts = 0;
-        while (!p->origin_done && now_s() < until) /* only the origin's get serves them */
+        while (!p->origin_done && now_s() < until) /* only the origin's wait serves them */
             RANK_OK(rmx_put(r.win, src, sizeof(src), ORIGIN, (size_t)(puts++ % 512) * 64));
         p->puts = puts;
         RANK_ASSERT(p->origin_done, "the origin's wait still waited after %.1f s", stream_s);
