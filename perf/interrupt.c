@@ -16,8 +16,9 @@
  *
  * Without a launcher the signal may reach the forking parent only (kill PID), or the whole
  * process group (^C).  The parent forwards it as SIGTERM to every rank, whose pids the ranks
- * write into a board shared over fork, and SIGKILLs any rank still there PERF_GRACE_S later; a
- * rank that starts after the signal sees it on the board and leaves at once.  Under a PMIx
+ * write into a board shared over fork (with the signal itself, which the note names), and
+ * SIGKILLs any rank still there PERF_GRACE_S later; a rank that starts after the signal sees it
+ * on the board and leaves at once.  Under a PMIx
  * launcher, the launcher forwards it (mpirun sends SIGTERM to every rank).
  */
 #include <fcntl.h>
@@ -194,6 +195,11 @@ static void *watcher(void *arg)
     int sig = 0;
     while (sigwait(set, &sig) != 0)
         ;
+    /* Under the forking launcher the signal the user sent is the launcher's: a kill -INT of
+     * its pid reaches the ranks as the SIGTERM it forwards. */
+    int launcher_sig = board != NULL ? atomic_load(&board->signo) : 0;
+    if (launcher_sig != 0)
+        sig = launcher_sig;
     perf_reporter_t fn = reporter;
     if (fn != NULL && perf_report_claim()) {
         fn(sig, reporter_arg);

@@ -943,6 +943,13 @@ Test(perf, sigterm_to_the_launcher_prints_the_rows_so_far, .timeout = RMX_T(120)
     interrupt_run(SIGTERM, 0); /* kill PID: the launcher alone gets it */
 }
 
+/* kill -INT PID: the launcher forwards it as SIGTERM, but the note names what the user sent
+ * (it said SIGTERM beside an exit status of 130). */
+Test(perf, sigint_to_the_launcher_alone_is_named_sigint, .timeout = RMX_T(120))
+{
+    interrupt_run(SIGINT, 0);
+}
+
 /* --threads N (issue 18): rank 0's N threads, each on a stream of its own (--shared-context: on
  * the one context, RMX_THREAD_MULTIPLE): put_rate is their total rate, fadd each one's latency;
  * rmx only; other tests are refused. */
