@@ -461,8 +461,9 @@ typedef enum {
 typedef enum {
     RMX_OP_INC = 0, /* operand ignored: target + 1 */
     RMX_OP_PROD, RMX_OP_SUM,
-    RMX_OP_LAND, RMX_OP_LOR, RMX_OP_LXOR,   /* logical: nonzero is true, result 0/1 */
-    RMX_OP_BAND, RMX_OP_BOR, RMX_OP_BXOR,
+    RMX_OP_LAND, RMX_OP_LOR, RMX_OP_LXOR,   /* logical: nonzero is true, result 0/1;
+                                               integers only, as in MPI */
+    RMX_OP_BAND, RMX_OP_BOR, RMX_OP_BXOR,   /* integers only */
     RMX_OP_SWAP,                            /* target = operand */
     RMX_OP_MIN, RMX_OP_MAX,
     RMX_OP_NO_OP,                           /* atomic fetch; target unchanged */
@@ -486,7 +487,11 @@ typedef enum {
 #define RMX_MODE_NOCHECK                0x2  /* with the above: take no lock                  */
 
 /* count elements of dt at disp of target: result[i] = old target[i]; target[i] updated.
- * Each element is atomic on its own.  result may be NULL (no fetch). */
+ * Each element is atomic on its own.  result may be NULL (no fetch).  result may be the operand
+ * buffer itself (each element's operand is read before its old value is written), but must not
+ * otherwise overlap an operand (as in MPI): elements are done in order, one at a time.
+ * RMX_MODE_PASSIVE_EPOCH_IMPLICIT (NOCHECK or not) while this rank holds a lock of (win,
+ * target) from rmx_win_lock, in any of its threads: RMX_ERR_EPOCH (MPI: a nested lock). */
 RMX_API int rmx_rmw(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt, void *result,
                     int target, size_t disp, int assert, rmx_rmw_op_t op);
 RMX_API int rmx_rmw2(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
