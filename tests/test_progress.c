@@ -5,6 +5,7 @@
  * agent: transports/agent.c).  And a call that timed out has let go of the caller's memory:
  * nothing writes into its buffer or its stack afterwards.
  */
+#include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include "harness.h"
@@ -847,4 +848,96 @@ Test(progress, a_wait_whose_worker_is_never_idle_still_times_out_tcp, .timeout =
 Test(progress, a_sync_whose_worker_is_never_idle_still_sees_a_death_tcp, .timeout = RMX_T(90))
 {
     run_busy_wait(1);
+}
+
+/* A window's free is not held by traffic to another window.  rmx_win_free serves what reached
+ * the window before every rank was done with it (rmx_ucx_drain: a pass of the progress agent
+ * that began after the free asked) before it unmaps.  Here rank 1's threads keep streams of
+ * puts to another window of rank 0 in flight, each on a stream of its own, from before rank 0's
+ * free until it has returned: the agent's pass went on until a progress call found nothing. */
+#define FREE_STREAMERS 2
+typedef struct {
+    volatile int streaming;    /* rank 1's threads have begun */
+    volatile int free_done;    /* rank 0's free has returned: rank 1's threads stop */
+    volatile double took;      /* rank 0's free */
+    long puts;                 /* rank 1's puts meanwhile */
+} free_stream_page_t;
+
+typedef struct {
+    rmx_ctx_t *ctx;
+    rmx_win_t *win;
+    free_stream_page_t *page;
+    double until;
+} streamer_t;
+
+static void *stream_puts(void *arg)
+{
+    streamer_t *s = arg;
+    rmx_stream_t *st = NULL;
+    rmx_win_t *b = NULL;
+    if (rmx_stream_create(s->ctx, &st) != RMX_OK || rmx_win_bind(s->win, st, &b) != RMX_OK)
+        RANK_FAIL("stream or bind failed");
+    unsigned char src[64];
+    memset(src, 1, sizeof(src));
+    long puts = 0;
+    s->page->streaming = 1;
+    while (!s->page->free_done && now_s() < s->until)
+        RANK_OK(rmx_put(b, src, sizeof(src), 0, (size_t)(puts++ % 512) * 64));
+    __atomic_add_fetch(&s->page->puts, puts, __ATOMIC_SEQ_CST);
+    RANK_OK(rmx_win_free(&b));
+    RANK_OK(rmx_stream_free(&st));
+    return NULL;
+}
+
+static int rank_free_beside_streams(const rmx_config_t *cfg, void *arg)
+{
+    free_stream_page_t *p = arg;
+    setup_t mine = {.tcp = 1}; /* the default progress: rank 0's agent serves the streams */
+    rmx_config_t c = *cfg;
+    c.coalesce_disable = 1; /* the puts leave one by one */
+    c.threads = RMX_THREAD_MULTIPLE;
+    rank_t r = open_rank(&c, &mine, 0);
+    rmx_win_t *freed = NULL;
+    void *freed_base;
+    RANK_OK(rmx_win_allocate(r.ctx, 4096, &freed_base, &freed));
+    RANK_OK(rmx_sync_all(r.ctx));
+    if (rmx_rank(r.ctx) == 0) {
+        while (!p->streaming)
+            usleep(100);
+        usleep(50000); /* the streams under way */
+        double t0 = now_s();
+        RANK_OK(rmx_win_free(&freed));
+        p->took = now_s() - t0;
+        p->free_done = 1;
+        RANK_ASSERT(p->took < QUICK_S, "rmx_win_free took %.2f s beside rank 1's streams",
+                    p->took);
+    } else {
+        pthread_t th[FREE_STREAMERS];
+        streamer_t s = {r.ctx, r.win, p, now_s() + RMX_T(20)};
+        for (int t = 0; t < FREE_STREAMERS; t++)
+            RANK_ASSERT(pthread_create(&th[t], NULL, stream_puts, &s) == 0);
+        RANK_OK(rmx_win_free(&freed));
+        for (int t = 0; t < FREE_STREAMERS; t++)
+            pthread_join(th[t], NULL);
+        RANK_ASSERT(p->free_done, "rank 0's free had not returned after 20 s");
+    }
+    RANK_OK(rmx_sync_all(r.ctx));
+    close_rank(&r);
+    return 0;
+}
+
+Test(progress, a_window_free_is_not_held_by_traffic_to_another_window_tcp,
+     .timeout = RMX_T(90))
+{
+    free_stream_page_t *p = mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE,
+                                 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    cr_assert(p != MAP_FAILED);
+    memset(p, 0, sizeof(*p));
+    int status[2];
+    int rc = rmx_fork_run(2, rank_free_beside_streams, p, NULL, RMX_T(60), status);
+    fprintf(stderr, "progress: rank 0's win_free took %.3f s while rank 1 made %ld puts to it\n",
+            p->took, p->puts);
+    cr_expect(rc == RMX_OK && status[0] == 0 && status[1] == 0, "rmx_fork_run: %s (%d, %d)",
+              rmx_strerror(rc), status[0], status[1]);
+    munmap(p, sizeof(*p));
 }

@@ -31,6 +31,24 @@
 /* Longest sleep without an event (ms): only matters where a transport cannot wake us. */
 #define AGENT_SAFETY_POLL_MS 100
 
+/* A pass over the service worker: progress until a call finds nothing, or this many calls, so
+ * that a drain or a stop is seen between passes.  Under peers' constant streams a call always
+ * finds something, and an unbounded pass never ended: rmx_win_free's drain waited as long as
+ * the streams lasted (progress/a_window_free_is_not_held_by_traffic_to_another_window_tcp:
+ * 7-20 s, now 0.03-0.04 s; one call there served a 64 KiB read of small puts, ~1 ms).  What a
+ * drain is for, a timed-out request still on its way (window.c), is best effort anyway (it may
+ * come later still); a live peer's requests to a window it frees were served before its part
+ * of the free's barrier (one endpoint's messages are handled in order; a stream's are complete
+ * before it unbinds).  16 calls empty a shared-memory FIFO (UCX_*_FIFO_SIZE 64, MAX_POLL 16)
+ * and read 1 MiB from each ready socket. */
+#define AGENT_PASS_CALLS 16
+
+static void progress_pass(ucp_worker_h w)
+{
+    for (int i = 0; i < AGENT_PASS_CALLS && ucp_worker_progress(w) != 0; i++)
+        ;
+}
+
 struct rmx_agent {
     pthread_t thread;
     ucp_worker_h service;
@@ -64,8 +82,7 @@ static void *agent_main(void *arg)
     struct pollfd fds[2] = {{.fd = a->wake_fd, .events = POLLIN}, {.fd = a->efd, .events = POLLIN}};
     while (!atomic_load_explicit(&a->stop, memory_order_acquire)) {
         uint64_t req = atomic_load_explicit(&a->drain_req, memory_order_acquire);
-        while (ucp_worker_progress(a->service) != 0)
-            ;
+        progress_pass(a->service);
         atomic_store_explicit(&a->drain_done, req, memory_order_release);
         /* A drain asked during this pass gets the next one now, not after a sleep (its kick
          * may already have been read). */
@@ -152,8 +169,7 @@ void rmx_ucx_drain(rmx_ucx_t *u)
 {
     struct rmx_agent *a = u->agent;
     if (!u->agent_running) {
-        while (ucp_worker_progress(u->service) != 0)
-            ;
+        progress_pass(u->service);
         return;
     }
     /* A whole pass that began after this request (the kick wakes the agent if it sleeps). */

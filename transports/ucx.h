@@ -283,8 +283,9 @@ int rmx_am_flush_all(rmx_ucx_t *u);
 int rmx_ucx_agent_start(rmx_ucx_t *u);
 /* Stop and join it; `service` is the owner thread's again. */
 void rmx_ucx_agent_stop(rmx_ucx_t *u);
-/* Serve every request that has arrived for the service worker (by the agent, or here when it
- * does not run): before memory peers may have addressed is released. */
+/* Serve the requests that have arrived for the service worker (by the agent, or here when it
+ * does not run): one pass that began after this call, bounded (agent.c: peers streaming to
+ * other windows do not hold it), before memory peers may have addressed is released. */
 void rmx_ucx_drain(rmx_ucx_t *u);
 /* CPU seconds the agent has used and the times it woke up (0 when it never ran). */
 void rmx_ucx_agent_usage(rmx_ucx_t *u, double *cpu_s, uint64_t *wakeups);
