@@ -501,6 +501,19 @@ rmx_direct_amo(rmx_ctx_t *ctx, const rmx_remote_t *remote, ucp_atomic_op_t op, u
     return old;
 }
 
+/* The UCP atomic of rmx_remote_amo, am the target's active-message route (rmx_am): a caller
+ * that has seen it NULL passes the constant, and the route's branches fold away. */
+static inline __attribute__((always_inline)) int
+rmx_remote_amo_ucp(rmx_ctx_t *ctx, const rmx_remote_t *remote, int target, rmx_am_peer_t *am,
+                   ucp_atomic_op_t op, const void *operand, void *reply, size_t size, size_t disp)
+{
+    int in_place = remote->ptr != NULL;
+    ctx->stats.ucp_amos++;
+    int rc = rmx_ucx_amo(&ctx->ucx, rmx_ep(ctx, target), am, op, operand, reply, size,
+                         remote->addr + disp, remote->rkey, in_place);
+    return reply != NULL && in_place ? rmx_transfer_done(ctx, target, rc) : rc;
+}
+
 /* One atomic on [disp, disp+size) of `remote` at target: a CPU atomic where that is coherent
  * (rmx_remote_amo_direct), else a native UCP one (rmx_ucx_amo's reply rules; a fetching one on
  * mapped memory that timed out has closed the endpoint, rmx_transfer_done). */
@@ -519,11 +532,8 @@ rmx_remote_amo(rmx_ctx_t *ctx, const rmx_remote_t *remote, int target, ucp_atomi
             rmx_bits_store(reply, size, old);
         return RMX_OK;
     }
-    int in_place = remote->ptr != NULL;
-    ctx->stats.ucp_amos++;
-    int rc = rmx_ucx_amo(&ctx->ucx, rmx_ep(ctx, target), rmx_am(ctx, target), op, operand,
-                         reply, size, remote->addr + disp, remote->rkey, in_place);
-    return reply != NULL && in_place ? rmx_transfer_done(ctx, target, rc) : rc;
+    return rmx_remote_amo_ucp(ctx, remote, target, rmx_am(ctx, target), op, operand, reply, size,
+                              disp);
 }
 
 /* The progress agent may be needed from now on (RMX_PROGRESS_AUTO): start it (context.c). */

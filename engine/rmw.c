@@ -493,9 +493,10 @@ RMW_INLINE int rmw_elements(rmx_win_t *win, const void *operand, int count, rmx_
  *
  * Its checks call nothing (rmx_win_ready), and on a target mapped here (CPU atomics) the
  * commonest calls take a route of their own (the direct route below): fetch-add at 0.62x raw
- * UCP, 0.73x before.  An entry point that made only the direct route and jumped elsewhere for
- * the rest saved 0.2-0.5 ns more there (its frame: the locked instruction waits for the saved
- * registers' stores), but UCP's route then checked twice and lost 1.5-4 ns (DESIGN.md). */
+ * UCP, 0.73x before.  The entry point makes only that route; the rest is tail-called with the
+ * site found (rmw_after_direct: the UCP route, then the general fast path).  A first such split
+ * checked the site again there and cost UCP's route 1.5-4 ns (DESIGN.md); handed the site, it
+ * saves UCP's route 1.5-3 ns, and the direct route's frame lost a saved register. */
 #define RMW_NOT_FAST 1
 
 /* The element's part of the window when the call can take a fast route, else NULL: window and
@@ -608,12 +609,73 @@ RMW_INLINE int rmw2_direct64(rmx_win_t *win, const rmx_remote_t *rem, const void
     return RMX_OK;
 }
 
+/* The UCP route: the same calls (a fetching 64-bit add, swap or compare-and-swap) on a target
+ * that UCX maps here (the reply in place, rmx_ucx_amo) over UCP's own RMA (no active messages),
+ * nothing of this segment pending to it (rmx_tracker_nothing_pending, counted), with no CPU
+ * atomics: RMX_DIRECT=0, or some rank without them.  As the direct route, a handful of tests
+ * and the size a constant; the atomic is rmx_remote_amo's (rmx_remote_amo_ucp), its active-
+ * message branch folded away. */
+RMW_INLINE int ucp64_fits(rmx_win_t *win, const rmx_remote_t *rem, rmx_dtype_t dt,
+                          const void *result, int target)
+{
+    rmx_ctx_t *ctx = win->ctx;
+    return (dt == RMX_INT64 || dt == RMX_UINT64) && result != NULL && rem->ptr != NULL &&
+           !rmx_remote_amo_direct(ctx, rem) && rmx_am(ctx, target) == NULL &&
+           rmx_tracker_nothing_pending(ctx, target);
+}
+
+/* old: CSWAP's new value in. */
+RMW_INLINE int ucp64_amo(rmx_win_t *win, const rmx_remote_t *rem, int target, size_t disp,
+                         ucp_atomic_op_t uop, uint64_t value, uint64_t old, void *result)
+{
+    rmx_ctx_t *ctx = win->ctx;
+    ctx->stats.atomics++;
+    int rc = rmx_remote_amo_ucp(ctx, rem, target, NULL, uop, &value, &old, 8, disp);
+    if (rc == RMX_OK)
+        memcpy(result, &old, 8);
+    return rc;
+}
+
+/* Tested apart from the atomic (rmw_after_direct): the fallback after a call whose result the
+ * compiler cannot rule out being RMW_NOT_FAST kept every argument across it (1.5 ns more). */
+RMW_INLINE int rmw_ucp64_fits(rmx_win_t *win, const rmx_remote_t *rem, const void *operand,
+                              rmx_dtype_t dt, const void *result, int target, rmx_rmw_op_t op)
+{
+    return (op == RMX_OP_SUM || op == RMX_OP_INC || op == RMX_OP_SWAP) &&
+           (operand != NULL || op == RMX_OP_INC) && ucp64_fits(win, rem, dt, result, target);
+}
+
+RMW_INLINE int rmw_ucp64(rmx_win_t *win, const rmx_remote_t *rem, const void *operand,
+                         void *result, int target, size_t disp, rmx_rmw_op_t op)
+{
+    uint64_t value = 1;
+    if (op != RMX_OP_INC)
+        memcpy(&value, operand, 8);
+    return ucp64_amo(win, rem, target, disp,
+                     op == RMX_OP_SWAP ? UCP_ATOMIC_OP_SWAP : UCP_ATOMIC_OP_ADD, value, 0, result);
+}
+
+RMW_INLINE int rmw2_ucp64_fits(rmx_win_t *win, const rmx_remote_t *rem, const void *operand,
+                               rmx_dtype_t dt, const void *operand2, const void *result,
+                               int target, rmx_rmw2_op_t op)
+{
+    return op == RMX_OP2_COMP_SWAP && operand != NULL && operand2 != NULL &&
+           ucp64_fits(win, rem, dt, result, target);
+}
+
+RMW_INLINE int rmw2_ucp64(rmx_win_t *win, const rmx_remote_t *rem, const void *operand,
+                          const void *operand2, void *result, int target, size_t disp)
+{
+    uint64_t comparand, desired;
+    memcpy(&comparand, operand, 8);
+    memcpy(&desired, operand2, 8);
+    return ucp64_amo(win, rem, target, disp, UCP_ATOMIC_OP_CSWAP, comparand, desired, result);
+}
+
+/* The general fast path: any native op on any type, CPU atomic or UCP's. */
 RMW_INLINE int rmw_fast(rmx_win_t *win, const rmx_remote_t *rem, const void *operand,
                         rmx_dtype_t dt, void *result, int target, size_t disp, rmx_rmw_op_t op)
 {
-    int rc = rmw_direct64(win, rem, operand, dt, result, disp, op);
-    if (__builtin_expect(rc != RMW_NOT_FAST, 1))
-        return rc;
     int fetch = result != NULL;
     ucp_atomic_op_t uop;
     uint64_t value;
@@ -626,7 +688,7 @@ RMW_INLINE int rmw_fast(rmx_win_t *win, const rmx_remote_t *rem, const void *ope
         (!fetch && uop == UCP_ATOMIC_OP_SWAP)) /* SWAP has no non-fetching form in UCP */
         return RMW_NOT_FAST;
     uint64_t old = 0;
-    rc = fast_amo(win, rem, target, disp, uop, value, fetch ? &old : NULL, size);
+    int rc = fast_amo(win, rem, target, disp, uop, value, fetch ? &old : NULL, size);
     if (rc == RMX_OK && fetch)
         elem_store(result, 0, size, old);
     return rc;
@@ -636,14 +698,11 @@ RMW_INLINE int rmw2_fast(rmx_win_t *win, const rmx_remote_t *rem, const void *op
                          rmx_dtype_t dt, const void *operand2, void *result, int target,
                          size_t disp, rmx_rmw2_op_t op)
 {
-    int rc = rmw2_direct64(win, rem, operand, dt, operand2, result, disp, op);
-    if (__builtin_expect(rc != RMW_NOT_FAST, 1))
-        return rc;
     if (op != RMX_OP2_COMP_SWAP || dtypes[dt].is_float || operand == NULL || operand2 == NULL)
         return RMW_NOT_FAST;
     size_t size = dtypes[dt].size;
     uint64_t old = elem_load(operand2, 0, size); /* CSWAP: the new value in, the old one out */
-    rc = fast_amo(win, rem, target, disp, UCP_ATOMIC_OP_CSWAP, elem_load(operand, 0, size),
+    int rc = fast_amo(win, rem, target, disp, UCP_ATOMIC_OP_CSWAP, elem_load(operand, 0, size),
                       &old, size);
     if (rc == RMX_OK && result != NULL)
         elem_store(result, 0, size, old);
@@ -669,14 +728,42 @@ static __attribute__((noinline)) int rmw_checked(rmx_win_t *win, const void *ope
     return epoch_end(win, target, assert, rc);
 }
 
+/* The rest of the fast path, after the direct route: the UCP route, else the general fast path
+ * or, failing that, the checked path.  Out of line, each with a frame of its own, and tail-called
+ * with the site that fast_site found (nothing is checked twice): the entry point's frame is then
+ * only the direct route's, and the UCP route's holds only what its call keeps (before, the route
+ * went through the general fast path's decoding inside the entry's frame, then fast_amo_ucp's:
+ * RMX_DIRECT=0 fetch-add 1.62x raw UCP, now 1.45x; perf/rmx_perf fadd). */
+static __attribute__((noinline)) int rmw_general(rmx_win_t *win, const void *operand,
+                                                 const rmx_remote_t *rem, rmx_dtype_t dt,
+                                                 void *result, int target, size_t disp,
+                                                 int assert, rmx_rmw_op_t op)
+{
+    int rc = rmw_fast(win, rem, operand, dt, result, target, disp, op);
+    if (__builtin_expect(rc != RMW_NOT_FAST, 1))
+        return rc;
+    return rmw_checked(win, operand, 1, dt, result, target, disp, assert, op);
+}
+
+static __attribute__((noinline)) int rmw_after_direct(rmx_win_t *win, const void *operand,
+                                                      const rmx_remote_t *rem, rmx_dtype_t dt,
+                                                      void *result, int target, size_t disp,
+                                                      int assert, rmx_rmw_op_t op)
+{
+    if (__builtin_expect(!rmw_ucp64_fits(win, rem, operand, dt, result, target, op), 0))
+        return rmw_general(win, operand, rem, dt, result, target, disp, assert, op);
+    return rmw_ucp64(win, rem, operand, result, target, disp, op);
+}
+
 int rmx_rmw(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt, void *result,
             int target, size_t disp, int assert, rmx_rmw_op_t op)
 {
     const rmx_remote_t *rem = fast_site(win, count, dt, target, disp, assert);
     if (__builtin_expect(rem != NULL, 1)) {
-        int rc = rmw_fast(win, rem, operand, dt, result, target, disp, op);
+        int rc = rmw_direct64(win, rem, operand, dt, result, disp, op);
         if (__builtin_expect(rc != RMW_NOT_FAST, 1))
             return rc;
+        return rmw_after_direct(win, operand, rem, dt, result, target, disp, assert, op);
     }
     return rmw_checked(win, operand, count, dt, result, target, disp, assert, op);
 }
@@ -712,15 +799,41 @@ static __attribute__((noinline)) int rmw2_checked(rmx_win_t *win, const void *op
     return epoch_end(win, target, assert, rc);
 }
 
+/* As rmw_general and rmw_after_direct. */
+static __attribute__((noinline)) int rmw2_general(rmx_win_t *win, const void *operand,
+                                                  const rmx_remote_t *rem, rmx_dtype_t dt,
+                                                  const void *operand2, void *result, int target,
+                                                  size_t disp, int assert, rmx_rmw2_op_t op)
+{
+    int rc = rmw2_fast(win, rem, operand, dt, operand2, result, target, disp, op);
+    if (__builtin_expect(rc != RMW_NOT_FAST, 1))
+        return rc;
+    return rmw2_checked(win, operand, 1, dt, operand2, result, target, disp, assert, op);
+}
+
+static __attribute__((noinline)) int rmw2_after_direct(rmx_win_t *win, const void *operand,
+                                                       const rmx_remote_t *rem, rmx_dtype_t dt,
+                                                       const void *operand2, void *result,
+                                                       int target, size_t disp, int assert,
+                                                       rmx_rmw2_op_t op)
+{
+    if (__builtin_expect(!rmw2_ucp64_fits(win, rem, operand, dt, operand2, result, target, op),
+                         0))
+        return rmw2_general(win, operand, rem, dt, operand2, result, target, disp, assert, op);
+    return rmw2_ucp64(win, rem, operand, operand2, result, target, disp);
+}
+
 int rmx_rmw2(rmx_win_t *win, const void *operand, int count, rmx_dtype_t dt,
              const void *operand2, void *result, int target, size_t disp, int assert,
              rmx_rmw2_op_t op)
 {
     const rmx_remote_t *rem = fast_site(win, count, dt, target, disp, assert);
     if (__builtin_expect(rem != NULL, 1)) {
-        int rc = rmw2_fast(win, rem, operand, dt, operand2, result, target, disp, op);
+        int rc = rmw2_direct64(win, rem, operand, dt, operand2, result, disp, op);
         if (__builtin_expect(rc != RMW_NOT_FAST, 1))
             return rc;
+        return rmw2_after_direct(win, operand, rem, dt, operand2, result, target, disp, assert,
+                                 op);
     }
     return rmw2_checked(win, operand, count, dt, operand2, result, target, disp, assert, op);
 }
