@@ -195,6 +195,37 @@ int bench_ucp_fadd(perf_env_t *e, size_t len, long n)
     return RMX_OK;
 }
 
+/* The floor under a library's fetch-add on UCP's route (fadd_call): raw UCP's, behind an
+ * out-of-line call shaped like rmx_rmw (its nine arguments; the endpoint, rkey and address
+ * looked up by target, as any library finds them) that checks nothing at all.  Measured beside
+ * the inline loop above, it is what the call itself adds, whatever the library does in it. */
+static __attribute__((noinline)) int fadd_call(const perf_env_t *e, const void *operand,
+                                               int count, rmx_dtype_t dt, void *result,
+                                               int target, size_t disp, int assert,
+                                               rmx_rmw_op_t op)
+{
+    (void)count, (void)dt, (void)assert, (void)op;
+    rmx_ctx_t *ctx = e->ctx;
+    const rmx_remote_t *rem = &e->win->remote[target];
+    ucp_request_param_t prm;
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+    prm.datatype = ucp_dt_make_contig(sizeof(int64_t));
+    prm.reply_buffer = result;
+    return wait_req(ctx->ucx.worker, ucp_atomic_op_nbx(ctx->peers[target].ep, UCP_ATOMIC_OP_ADD,
+                                                       operand, 1, rem->addr + disp, rem->rkey,
+                                                       &prm));
+}
+
+int bench_ucp_fadd_call(perf_env_t *e, size_t len, long n)
+{
+    (void)len;
+    int64_t one = 1, old;
+    size_t disp = rmw_disp(e, 0);
+    for (long i = 0; i < n; i++)
+        TRY(fadd_call(e, &one, 1, RMX_INT64, &old, e->target, disp, 0, RMX_OP_SUM));
+    return RMX_OK;
+}
+
 int bench_ucp_swap(perf_env_t *e, size_t len, long n)
 {
     (void)len;

@@ -202,6 +202,7 @@ void perf_row_section(rmx_sub_t *s, size_t k);
     int bench_ucp_##name(perf_env_t *e, size_t len, long n);
 PERF_BODIES(PERF_DECLARE_BODY)
 int bench_rmx_win_create(perf_env_t *e, size_t len, long n); /* rmx only: no raw-UCP body */
+int bench_ucp_fadd_call(perf_env_t *e, size_t len, long n);  /* UCP behind a bare call */
 int bench_cpu_fadd(perf_env_t *e, size_t len, long n);       /* no call at all: the floor */
 
 int perf_rmw_probe(perf_env_t *e);

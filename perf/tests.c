@@ -54,6 +54,10 @@ const perf_test_t perf_tests[] = {
      .rmx = bench_cpu_fadd, .ucp = no_baseline,
      "the floor under fadd: a bare CPU fetch-add on a word of rank 0's own window, no call "
      "(rmx column; raw UCP: n/a)"},
+    {"fadd_call", "rmw", METRIC_LAT, 8, 8, 0, 0, NULL, NULL,
+     .rmx = bench_ucp_fadd_call, .ucp = bench_ucp_fadd,
+     "the floor under fadd on UCP's route: raw UCP's fetch-add behind an out-of-line call "
+     "shaped like rmx_rmw that checks nothing (rmx column), beside raw UCP's inline loop"},
     {"swap", "rmw", METRIC_LAT, 8, 8, 0, 0, NULL, NULL, BODIES(swap),
      "atomic swap of one int64 (native UCP SWAP)"},
     {"cswap", "rmw", METRIC_LAT, 8, 8, 0, 0, NULL, NULL, BODIES(cswap),

@@ -112,6 +112,23 @@ Test(perf, quick_csv_has_positive_put_and_get_rows)
     free(r.out);
 }
 
+/* fadd_call, the floor under fadd on UCP's route: raw UCP's fetch-add behind a bare call (rmx
+ * column) beside the inline one (ucp column), both measured. */
+Test(perf, the_call_floor_row_measures_both_columns)
+{
+    run_out_t r = run_perf(QUICK " --test fadd,fadd_call --sizes 8 --csv");
+    cr_assert_eq(r.status, 0, "rmx_perf exited %d; stderr:\n%s\nstdout:\n%s", r.status, r.err,
+                 r.out);
+    const char *tests[] = {"fadd", "fadd_call"};
+    for (size_t t = 0; t < 2; t++) {
+        double rmx = NAN, ucp = NAN;
+        cr_assert(csv_row(r.out, tests[t], 8, &rmx, &ucp), "no %s row:\n%s", tests[t], r.out);
+        cr_expect(rmx > 0 && isfinite(rmx) && ucp > 0 && isfinite(ucp), "%s: %g %g", tests[t],
+                  rmx, ucp);
+    }
+    free(r.out);
+}
+
 Test(perf, json_and_svg_are_well_formed)
 {
     char svg[] = "/tmp/rmx_perf_test_XXXXXX";
