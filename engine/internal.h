@@ -38,6 +38,10 @@ typedef struct rmx_remote {
      * endpoint's puts are copies (rmx_ucx_ep_rma_mapped).  The tracker keeps nothing pending for
      * such puts: no flush, fence or flow wait ever waits for them (engine/tracker.c). */
     int lands;
+    /* A fetching UCP atomic to it answers in place, over UCP's own RMA: UCX maps it here (ptr),
+     * rmx does not (no direct: no CPU atomics either), no active-message route.  The facts
+     * rmw.c's UCP route needs, in one load (it tested four, 0.5 ns). */
+    int ucp_amo_in_place;
 } rmx_remote_t;
 
 struct rmx_ctx;

@@ -116,6 +116,7 @@ void rmx_remote_map(rmx_ctx_t *ctx, int r, rmx_remote_t *rem, int direct)
     rem->ptr = rmx_ucx_rkey_ptr(rem->rkey, rem->addr);
     rem->direct = direct ? rem->ptr : NULL;
     rem->lands = 0;
+    rem->ucp_amo_in_place = 0;
     if (rem->ptr == NULL)
         return;
     /* Asked once per peer, and only of peers UCX maps memory of (ucp_ep_print_info is slow). */
@@ -123,4 +124,5 @@ void rmx_remote_map(rmx_ctx_t *ctx, int r, rmx_remote_t *rem, int direct)
     if (p->rma_mapped < 0)
         p->rma_mapped = p->ep != NULL && rmx_ucx_ep_rma_mapped(p->ep);
     rem->lands = p->rma_mapped && p->am == NULL;
+    rem->ucp_amo_in_place = rem->direct == NULL && p->am == NULL;
 }

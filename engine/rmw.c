@@ -610,17 +610,17 @@ RMW_INLINE int rmw2_direct64(rmx_win_t *win, const rmx_remote_t *rem, const void
 }
 
 /* The UCP route: the same calls (a fetching 64-bit add, swap or compare-and-swap) on a target
- * that UCX maps here (the reply in place, rmx_ucx_amo) over UCP's own RMA (no active messages),
- * nothing of this segment pending to it (rmx_tracker_nothing_pending, counted), with no CPU
- * atomics: RMX_DIRECT=0, or some rank without them.  As the direct route, a handful of tests
- * and the size a constant; the atomic is rmx_remote_amo's (rmx_remote_amo_ucp), its active-
- * message branch folded away. */
+ * that UCX maps here (the reply in place, rmx_ucx_amo) over UCP's own RMA (no active messages)
+ * and rmx does not (no CPU atomics: RMX_DIRECT=0): rem->ucp_amo_in_place, set when the window
+ * part was mapped; with nothing of this segment pending to it (rmx_tracker_nothing_pending,
+ * counted).  As the direct route, a handful of tests and the size a constant; the atomic is
+ * rmx_remote_amo's (rmx_remote_amo_ucp), its active-message branch folded away.  A part rmx
+ * maps but whose atomics are UCP's (some rank maps nothing) takes the general fast path. */
 RMW_INLINE int ucp64_fits(rmx_win_t *win, const rmx_remote_t *rem, rmx_dtype_t dt,
                           const void *result, int target)
 {
     rmx_ctx_t *ctx = win->ctx;
-    return (dt == RMX_INT64 || dt == RMX_UINT64) && result != NULL && rem->ptr != NULL &&
-           !rmx_remote_amo_direct(ctx, rem) && rmx_am(ctx, target) == NULL &&
+    return (dt == RMX_INT64 || dt == RMX_UINT64) && result != NULL && rem->ucp_amo_in_place &&
            rmx_tracker_nothing_pending(ctx, target);
 }
 
