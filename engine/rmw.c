@@ -576,20 +576,37 @@ RMW_INLINE int direct64_fits(rmx_win_t *win, const rmx_remote_t *rem, rmx_dtype_
     return fast_direct(win->ctx, rem) && (dt == RMX_INT64 || dt == RMX_UINT64);
 }
 
+/* The rmx_rmw calls of both 64-bit routes (direct, UCP): an add (SUM, INC) or a fetching SWAP,
+ * with its operand; rmx_rmw2's: a COMP_SWAP with both operands.  Their UCP op and operand. */
+RMW_INLINE int rmw64_call(const void *operand, const void *result, rmx_rmw_op_t op)
+{
+    return (op == RMX_OP_SUM || op == RMX_OP_INC || (op == RMX_OP_SWAP && result != NULL)) &&
+           (operand != NULL || op == RMX_OP_INC);
+}
+
+RMW_INLINE ucp_atomic_op_t rmw64_uop(rmx_rmw_op_t op)
+{
+    return op == RMX_OP_SWAP ? UCP_ATOMIC_OP_SWAP : UCP_ATOMIC_OP_ADD;
+}
+
+RMW_INLINE uint64_t rmw64_value(const void *operand, rmx_rmw_op_t op)
+{
+    return op == RMX_OP_INC ? 1 : rmx_bits_load(operand, 8);
+}
+
+RMW_INLINE int rmw2_64_call(const void *operand, const void *operand2, rmx_rmw2_op_t op)
+{
+    return op == RMX_OP2_COMP_SWAP && operand != NULL && operand2 != NULL;
+}
+
 RMW_INLINE int rmw_direct64(rmx_win_t *win, const rmx_remote_t *rem, const void *operand,
                             rmx_dtype_t dt, void *result, size_t disp, rmx_rmw_op_t op)
 {
-    if (!direct64_fits(win, rem, dt) ||
-        (op != RMX_OP_SUM && op != RMX_OP_INC && (op != RMX_OP_SWAP || result == NULL)) ||
-        (operand == NULL && op != RMX_OP_INC))
+    if (!direct64_fits(win, rem, dt) || !rmw64_call(operand, result, op))
         return RMW_NOT_FAST;
-    uint64_t value = 1;
-    if (op != RMX_OP_INC)
-        memcpy(&value, operand, 8);
-    uint64_t old = direct64_amo(win, rem, disp,
-                                op == RMX_OP_SWAP ? UCP_ATOMIC_OP_SWAP : UCP_ATOMIC_OP_ADD, value, 0);
+    uint64_t old = direct64_amo(win, rem, disp, rmw64_uop(op), rmw64_value(operand, op), 0);
     if (result != NULL)
-        memcpy(result, &old, 8);
+        rmx_bits_store(result, 8, old);
     return RMX_OK;
 }
 
@@ -597,15 +614,12 @@ RMW_INLINE int rmw2_direct64(rmx_win_t *win, const rmx_remote_t *rem, const void
                              rmx_dtype_t dt, const void *operand2, void *result, size_t disp,
                              rmx_rmw2_op_t op)
 {
-    if (!direct64_fits(win, rem, dt) || op != RMX_OP2_COMP_SWAP || operand == NULL ||
-        operand2 == NULL)
+    if (!direct64_fits(win, rem, dt) || !rmw2_64_call(operand, operand2, op))
         return RMW_NOT_FAST;
-    uint64_t comparand, desired;
-    memcpy(&comparand, operand, 8);
-    memcpy(&desired, operand2, 8);
-    uint64_t old = direct64_amo(win, rem, disp, UCP_ATOMIC_OP_CSWAP, comparand, desired);
+    uint64_t old = direct64_amo(win, rem, disp, UCP_ATOMIC_OP_CSWAP, rmx_bits_load(operand, 8),
+                                rmx_bits_load(operand2, 8));
     if (result != NULL)
-        memcpy(result, &old, 8);
+        rmx_bits_store(result, 8, old);
     return RMX_OK;
 }
 
@@ -632,7 +646,7 @@ RMW_INLINE int ucp64_amo(rmx_win_t *win, const rmx_remote_t *rem, int target, si
     ctx->stats.atomics++;
     int rc = rmx_remote_amo_ucp(ctx, rem, target, NULL, uop, &value, &old, 8, disp);
     if (rc == RMX_OK)
-        memcpy(result, &old, 8);
+        rmx_bits_store(result, 8, old);
     return rc;
 }
 
@@ -641,35 +655,27 @@ RMW_INLINE int ucp64_amo(rmx_win_t *win, const rmx_remote_t *rem, int target, si
 RMW_INLINE int rmw_ucp64_fits(rmx_win_t *win, const rmx_remote_t *rem, const void *operand,
                               rmx_dtype_t dt, const void *result, int target, rmx_rmw_op_t op)
 {
-    return (op == RMX_OP_SUM || op == RMX_OP_INC || op == RMX_OP_SWAP) &&
-           (operand != NULL || op == RMX_OP_INC) && ucp64_fits(win, rem, dt, result, target);
+    return rmw64_call(operand, result, op) && ucp64_fits(win, rem, dt, result, target);
 }
 
 RMW_INLINE int rmw_ucp64(rmx_win_t *win, const rmx_remote_t *rem, const void *operand,
                          void *result, int target, size_t disp, rmx_rmw_op_t op)
 {
-    uint64_t value = 1;
-    if (op != RMX_OP_INC)
-        memcpy(&value, operand, 8);
-    return ucp64_amo(win, rem, target, disp,
-                     op == RMX_OP_SWAP ? UCP_ATOMIC_OP_SWAP : UCP_ATOMIC_OP_ADD, value, 0, result);
+    return ucp64_amo(win, rem, target, disp, rmw64_uop(op), rmw64_value(operand, op), 0, result);
 }
 
 RMW_INLINE int rmw2_ucp64_fits(rmx_win_t *win, const rmx_remote_t *rem, const void *operand,
                                rmx_dtype_t dt, const void *operand2, const void *result,
                                int target, rmx_rmw2_op_t op)
 {
-    return op == RMX_OP2_COMP_SWAP && operand != NULL && operand2 != NULL &&
-           ucp64_fits(win, rem, dt, result, target);
+    return rmw2_64_call(operand, operand2, op) && ucp64_fits(win, rem, dt, result, target);
 }
 
 RMW_INLINE int rmw2_ucp64(rmx_win_t *win, const rmx_remote_t *rem, const void *operand,
                           const void *operand2, void *result, int target, size_t disp)
 {
-    uint64_t comparand, desired;
-    memcpy(&comparand, operand, 8);
-    memcpy(&desired, operand2, 8);
-    return ucp64_amo(win, rem, target, disp, UCP_ATOMIC_OP_CSWAP, comparand, desired, result);
+    return ucp64_amo(win, rem, target, disp, UCP_ATOMIC_OP_CSWAP, rmx_bits_load(operand, 8),
+                     rmx_bits_load(operand2, 8), result);
 }
 
 /* The general fast path: any native op on any type, CPU atomic or UCP's. */

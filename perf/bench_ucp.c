@@ -205,15 +205,10 @@ static __attribute__((noinline)) int fadd_call(const perf_env_t *e, const void *
                                                rmx_rmw_op_t op)
 {
     (void)count, (void)dt, (void)assert, (void)op;
-    rmx_ctx_t *ctx = e->ctx;
+    const rmx_ctx_t *ctx = e->ctx;
     const rmx_remote_t *rem = &e->win->remote[target];
-    ucp_request_param_t prm;
-    prm.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
-    prm.datatype = ucp_dt_make_contig(sizeof(int64_t));
-    prm.reply_buffer = result;
-    return wait_req(ctx->ucx.worker, ucp_atomic_op_nbx(ctx->peers[target].ep, UCP_ATOMIC_OP_ADD,
-                                                       operand, 1, rem->addr + disp, rem->rkey,
-                                                       &prm));
+    target_t t = {ctx->ucx.worker, ctx->peers[target].ep, rem->addr, rem->rkey};
+    return amo(&t, UCP_ATOMIC_OP_ADD, operand, result, disp);
 }
 
 int bench_ucp_fadd_call(perf_env_t *e, size_t len, long n)
