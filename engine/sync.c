@@ -78,21 +78,21 @@ static int wait_broken(rmx_ctx_t *ctx, int peer, uint64_t epoch)
 static int wait_word_masked(rmx_ctx_t *ctx, volatile uint64_t *word, uint64_t value,
                             uint64_t mask, int peer, uint64_t epoch)
 {
-    unsigned round = 0;
+    unsigned work = 0;
     /* A slow peer is legitimate here (it may compute for minutes before its sync), so there is no
      * deadline: a dead one is noticed by UCX keepalive, which runs inside ucp_worker_progress and
      * asks the kernel, not the peer (its pid over shared memory, its socket over tcp), so a busy
      * peer is never mistaken for a dead one.  UCX_KEEPALIVE_INTERVAL is peer_timeout_s/4 (ucx.c).
-     * Failures are looked for every 256 rounds, busy or idle (rmx_ucx_round_expired says why). */
+     * Failures are looked for every 256 rounds or events, busy or idle (rmx_ucx_work_due says why). */
     while ((__atomic_load_n(word, __ATOMIC_ACQUIRE) & mask) < value) {
-        int busy = rmx_ucx_progress(&ctx->ucx) != 0;
-        if ((++round & 255) == 0) {
+        unsigned events = rmx_ucx_progress(&ctx->ucx);
+        if (rmx_ucx_work_due(&work, events, 256)) {
             int rc = wait_broken(ctx, peer, epoch);
             /* A rank notifies before it announces its stop, in order on one endpoint: once
              * the stop is visible, a notification it sent is too. */
             if (rc != RMX_OK && (__atomic_load_n(word, __ATOMIC_ACQUIRE) & mask) < value)
                 return rc;
-            if (!busy)
+            if (events == 0)
                 rmx_ctx_yield(ctx); /* other threads' work may be what the peer waits for */
         }
     }
@@ -324,14 +324,14 @@ int rmx_close_barrier(rmx_ctx_t *ctx)
     for (int r = 0; r < ctx->size; r++) {
         volatile uint64_t *word =
             (volatile uint64_t *)((char *)ctx->ctrl + rmx_ctrl_closing_offset(ctx->size, r));
-        unsigned round = 0;
+        unsigned work = 0;
         while (r != ctx->rank && !ctx->peers[r].failed &&
                __atomic_load_n(word, __ATOMIC_ACQUIRE) == 0) {
-            int busy = rmx_ucx_progress(&ctx->ucx) != 0;
-            if ((++round & 255) == 0) { /* busy or idle (rmx_ucx_round_expired) */
+            unsigned events = rmx_ucx_progress(&ctx->ucx);
+            if (rmx_ucx_work_due(&work, events, 256)) { /* busy or idle (rmx_ucx_work_due) */
                 if (rmx_now_s() > deadline)
                     return RMX_ERR_TIMEOUT;
-                if (!busy)
+                if (events == 0)
                     rmx_ctx_yield(ctx);
             }
         }

@@ -283,15 +283,15 @@ int rmx_am_wait(rmx_ucx_t *u, uint64_t token)
     if (o == NULL)
         return RMX_ERR_TRANSPORT; /* not a live token: a bug of the caller's */
     double deadline = 0;
-    unsigned round = 0;
+    unsigned work = 0;
     int rc = op_poll(o);
     if (rc != OP_PENDING)
         rmx_ucx_tick(u); /* never progressed: keepalive's turn now and then, as rmx_ucx_wait */
     else
         u->since_progress = 0;
     while (rc == OP_PENDING) {
-        int busy = rmx_ucx_progress(u) != 0;
-        if (rmx_ucx_round_expired(u, &round, busy, &deadline)) {
+        unsigned events = rmx_ucx_progress(u);
+        if (rmx_ucx_round_expired(u, &work, events, &deadline)) {
             rc = RMX_ERR_TIMEOUT;
             break;
         }
@@ -572,15 +572,15 @@ static int flush_peers(rmx_ucx_t *u, rmx_am_peer_t *const *peers, int n, int qui
 {
     int rc = RMX_OK, i = 0;
     double deadline = 0;
-    unsigned round = 0;
+    unsigned work = 0;
     while (i < n && flushed(peers[i], quiet, &rc))
         i++;
     if (i == n)
         return rc;
     u->since_progress = 0;
     for (;;) {
-        int busy = rmx_ucx_progress(u) != 0;
-        if (rmx_ucx_round_expired(u, &round, busy, &deadline))
+        unsigned events = rmx_ucx_progress(u);
+        if (rmx_ucx_round_expired(u, &work, events, &deadline))
             return rc != RMX_OK ? rc : RMX_ERR_TIMEOUT;
         while (i < n && flushed(peers[i], quiet, &rc))
             i++;

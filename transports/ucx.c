@@ -516,11 +516,11 @@ int rmx_ucx_wait_issued(rmx_ucx_t *u, ucs_status_ptr_t req, rmx_ucx_on_timeout_t
     if (UCS_PTR_IS_ERR(req))
         return rmx_ucx_failed(u, UCS_PTR_STATUS(req));
     double deadline = 0;
-    unsigned round = 0;
+    unsigned work = 0;
     ucs_status_t st;
     while ((st = ucp_request_check_status(req)) == UCS_INPROGRESS) {
-        int busy = rmx_ucx_progress(u) != 0;
-        if (rmx_ucx_round_expired(u, &round, busy, &deadline)) {
+        unsigned events = rmx_ucx_progress(u);
+        if (rmx_ucx_round_expired(u, &work, events, &deadline)) {
             if (on_timeout == RMX_UCX_RELEASE)
                 ucp_request_free(req);
             return RMX_ERR_TIMEOUT;

@@ -352,19 +352,31 @@ static inline void rmx_ucx_serve_end(rmx_ucx_t *u)
     u->serve_every_progress = 0;
 }
 
-/* The clock part of rmx_ucx_round_expired; out of line, as it runs once in 1024 rounds.  An
- * idle round also yields the core (2 cores, often more ranks: let the peer run). */
+/* The clock part of rmx_ucx_round_expired; out of line, as it runs once in 1024 rounds or
+ * events.  An idle round also yields the core (2 cores, often more ranks: let the peer run). */
 int rmx_ucx_deadline_passed(rmx_ucx_t *u, double *deadline, int busy);
 
-/* A wait's round, busy (its progress did something) or not: 1 once the wait has lasted
- * timeout_s.  The clock is read every 1024 rounds of either kind: counted on idle rounds alone,
- * a wait whose worker always had other peers' traffic to serve (a stream of puts from one rank
- * while this one waits for a stopped one, no agent) never read it, and a get with
- * peer_timeout_s 0.5 s took 11-14 s (progress/a_wait_whose_worker_is_never_idle_...). */
-static inline int rmx_ucx_round_expired(rmx_ucx_t *u, unsigned *round, int busy,
+/* Whether a wait's periodic check is due: `work` counts its rounds and the events their progress
+ * handled, and the check comes every `every` of them.  Counted in rounds alone, a wait whose
+ * rounds each served hundreds of a peer's messages (a stream of puts over tcp, ~2.5 ms a round)
+ * read the clock once in 2.5 s, and a get with peer_timeout_s 0.5 s took 5-6 s, 2 runs in 3
+ * (progress/a_wait_whose_worker_is_never_idle_...); counted on idle rounds alone, never. */
+static inline int rmx_ucx_work_due(unsigned *work, unsigned events, unsigned every)
+{
+    *work += 1 + events;
+    if (__builtin_expect(*work < every, 1))
+        return 0;
+    *work = 0;
+    return 1;
+}
+
+/* A wait's round, whose progress handled `events`: 1 once the wait has lasted timeout_s.  The
+ * clock is read once in 1024 rounds or events (rmx_ucx_work_due), busy or idle. */
+static inline int rmx_ucx_round_expired(rmx_ucx_t *u, unsigned *work, unsigned events,
                                         double *deadline)
 {
-    return (++*round & 1023) == 0 && rmx_ucx_deadline_passed(u, deadline, busy);
+    return rmx_ucx_work_due(work, events, 1024) &&
+           rmx_ucx_deadline_passed(u, deadline, events != 0);
 }
 
 /* What a wait does with a request that timed out. */
