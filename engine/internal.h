@@ -308,7 +308,10 @@ static inline int rmx_win_ready(const rmx_win_t *win)
         return 0;
     if (__builtin_expect(ctx->mt | ctx->unreaped, 0))
         return !ctx->unreaped && rmx_mt_held == ctx && !ctx->mt_closing && !win->mt_closing;
-    return rmx_self_known && pthread_equal(ctx->owner, rmx_self_tid);
+    /* rmx_self_tid is 0 until fetched, and no thread's id is 0 (glibc and musl: a pointer), so an
+     * unfetched id is simply not the owner: the checked path fetches it.  Not testing
+     * rmx_self_known too saves the direct fetch-add a TLS load and a branch. */
+    return pthread_equal(ctx->owner, rmx_self_tid);
 }
 
 static inline int rmx_win_check(rmx_win_t *win)
